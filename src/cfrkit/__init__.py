@@ -1,0 +1,41 @@
+"""cfrkit: counterfactual regret minimisation on numba-compiled game trees.
+
+Describe a game with :class:`Game` / :class:`History`, train with a trainer such as
+:class:`VanillaCFR`, and measure the result with :func:`evaluate`.
+"""
+
+from .evaluation import (
+    BestResponse,
+    Evaluation,
+    best_response,
+    evaluate,
+    expected_values,
+    exploitability,
+    nash_conv,
+)
+from .game import Game, GameError, History, InfoSet
+from .policy import Policy
+from .trainers import Trainer, VanillaCFR
+from .tree import CompiledGame, GameTree, compile_game
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BestResponse",
+    "CompiledGame",
+    "Evaluation",
+    "Game",
+    "GameError",
+    "GameTree",
+    "History",
+    "InfoSet",
+    "Policy",
+    "Trainer",
+    "VanillaCFR",
+    "best_response",
+    "compile_game",
+    "evaluate",
+    "expected_values",
+    "exploitability",
+    "nash_conv",
+]

@@ -1,0 +1,204 @@
+"""Exact evaluation of a policy: expected values, best responses, NashConv, exploitability.
+
+All of these run as array kernels on the compiled tree (no Python recursion), so they are cheap
+enough to call inside a training loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ._kernels import best_response as _br
+from .game import Game
+from .policy import Policy
+from .tree import CompiledGame, compile_game
+
+__all__ = [
+    "BestResponse",
+    "Evaluation",
+    "best_response",
+    "evaluate",
+    "expected_values",
+    "exploitability",
+    "nash_conv",
+]
+
+
+class BestResponse(NamedTuple):
+    """A best response of one player: its value and its pure policy.
+
+    Attributes
+    ----------
+    value : float
+        The player's expected utility when it best-responds and the others follow the policy.
+    policy : dict
+        ``{infoset key: action}`` for each of the player's infosets.
+    """
+
+    value: float
+    policy: dict[str, Hashable]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything :func:`evaluate` measures about one policy.
+
+    Attributes
+    ----------
+    nash_conv : float
+        ``sum_i (max_{sigma_i'} u_i(sigma_i', sigma_{-i}) - u_i(sigma))``: 0 exactly at a Nash
+        equilibrium.
+    exploitability : float or None
+        ``nash_conv / 2`` for two-player zero-sum games, else ``None``.
+    player_improvements : numpy.ndarray
+        Each player's gain from switching to a best response (the terms of ``nash_conv``).
+    values : numpy.ndarray
+        Each player's expected utility under the policy.
+    best_response_values : numpy.ndarray
+        Each player's best-response value against the others.
+    """
+
+    nash_conv: float
+    exploitability: float | None
+    player_improvements: np.ndarray
+    values: np.ndarray
+    best_response_values: np.ndarray
+
+    def __str__(self) -> str:
+        fmt = lambda xs: "[" + ", ".join(f"{x:+.6f}" for x in xs) + "]"  # noqa: E731
+        lines = [f"NashConv            {self.nash_conv:.6g}"]
+        if self.exploitability is not None:
+            lines.append(f"exploitability      {self.exploitability:.6g}")
+        lines.append(f"player improvements {fmt(self.player_improvements)}")
+        lines.append(f"player values       {fmt(self.values)}")
+        return "\n".join(lines)
+
+
+def _profile(compiled: CompiledGame, policy: Policy | Mapping) -> np.ndarray:
+    """The policy's slot probabilities followed by the chance probabilities, for the kernels."""
+    if not (isinstance(policy, Policy) and policy.game is compiled):
+        policy = Policy.from_dict(compiled, policy)
+    return np.concatenate([policy.table, compiled.tree.chance_prob])
+
+
+def _response_order(compiled: CompiledGame, player: int) -> tuple[np.ndarray, int]:
+    """The bottom-up unit order for ``player``'s best response, computed once per game."""
+    key = ("best_response_order", player)
+    cached = compiled._cache.get(key)
+    if cached is None:
+        tree = compiled.tree
+        size = compiled.num_nodes + compiled.num_infosets
+        order = np.empty(size, dtype=np.int64)
+        used = _br.best_response_order(tree, player, np.empty(size, dtype=np.int64), order)
+        cached = (order[:used].copy(), int(used))
+        compiled._cache[key] = cached
+    return cached
+
+
+def _check_player(compiled: CompiledGame, player: int) -> int:
+    if isinstance(player, bool) or not isinstance(player, (int, np.integer)):
+        raise ValueError(f"player must be an int, got {player!r}")
+    if not 0 <= player < compiled.num_players:
+        raise ValueError(f"player {player} out of range for {compiled.num_players} players")
+    return int(player)
+
+
+def expected_values(game: Game | CompiledGame, policy: Policy | Mapping) -> np.ndarray:
+    """Each player's expected utility when everyone follows ``policy``.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array of shape ``(num_players,)``.
+    """
+    compiled = compile_game(game)
+    return _values(compiled, _profile(compiled, policy))
+
+
+def _values(compiled: CompiledGame, probs: np.ndarray) -> np.ndarray:
+    value = compiled.tree.utility.copy()
+    _br.expected_values(compiled.tree, probs, value)
+    return value[:, 0].copy()
+
+
+def _best_response(compiled: CompiledGame, probs: np.ndarray, player: int) -> BestResponse:
+    tree = compiled.tree
+    order, used = _response_order(compiled, player)
+    choice = np.zeros(compiled.num_infosets, dtype=np.int64)
+    value = tree.utility[player].copy()
+    br_value = _br.best_response_value(
+        tree, probs, player, order, used, np.empty(compiled.num_nodes), value, choice
+    )
+    start = tree.player_infoset_start
+    actions = {
+        compiled.infoset_keys[i]: compiled.infoset_actions[i][choice[i]]
+        for i in range(start[player], start[player + 1])
+    }
+    return BestResponse(float(br_value), actions)
+
+
+def best_response(
+    game: Game | CompiledGame, policy: Policy | Mapping, player: int
+) -> BestResponse:
+    """``player``'s best response to the other players' strategies in ``policy``.
+
+    At each of ``player``'s infosets the response picks
+    ``argmax_a sum_{h in I} pi_{-i}(h) v_i(h a)``, where ``pi_{-i}`` is the others' and chance's
+    reach and ``v_i`` already assumes the best response deeper down; with perfect recall this
+    maximises ``player``'s expected utility. Ties go to the first action in the game's order.
+
+    Returns
+    -------
+    BestResponse
+        ``(value, policy)``: the best-response value and ``{infoset key: action}``.
+    """
+    compiled = compile_game(game)
+    player = _check_player(compiled, player)
+    return _best_response(compiled, _profile(compiled, policy), player)
+
+
+def evaluate(game: Game | CompiledGame, policy: Policy | Mapping) -> Evaluation:
+    """Values, best-response values, per-player improvements and NashConv of ``policy``."""
+    compiled = compile_game(game)
+    probs = _profile(compiled, policy)
+    values = _values(compiled, probs)
+    responses = np.array(
+        [_best_response(compiled, probs, p).value for p in range(compiled.num_players)]
+    )
+    improvements = responses - values
+    total = float(improvements.sum())
+    two_player_zero_sum = compiled.num_players == 2 and compiled.zero_sum
+    return Evaluation(
+        nash_conv=total,
+        exploitability=total / 2 if two_player_zero_sum else None,
+        player_improvements=improvements,
+        values=values,
+        best_response_values=responses,
+    )
+
+
+def nash_conv(game: Game | CompiledGame, policy: Policy | Mapping) -> float:
+    """``sum_i (u_i(BR_i, sigma_{-i}) - u_i(sigma))``: how far ``policy`` is from equilibrium."""
+    return evaluate(game, policy).nash_conv
+
+
+def exploitability(game: Game | CompiledGame, policy: Policy | Mapping) -> float:
+    """NashConv / 2, the mean gain of a best response, for two-player zero-sum games.
+
+    Raises
+    ------
+    ValueError
+        If the game does not have two players or is not zero-sum.
+    """
+    compiled = compile_game(game)
+    if compiled.num_players != 2 or not compiled.zero_sum:
+        raise ValueError(
+            f"exploitability is defined for two-player zero-sum games; {compiled.game!r} has "
+            f"{compiled.num_players} players and is {'' if compiled.zero_sum else 'not '}"
+            "zero-sum (use nash_conv)"
+        )
+    return evaluate(compiled, policy).nash_conv / 2

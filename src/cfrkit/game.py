@@ -1,0 +1,114 @@
+"""The game interface: what a user implements to describe an extensive-form game.
+
+A game is a tree of immutable :class:`History` objects rooted at :meth:`Game.root`. Each history
+is exactly one of
+
+* terminal -- :meth:`History.utilities` gives one payoff per player;
+* chance -- :meth:`History.chance_outcomes` gives ``(action, probability)`` pairs;
+* decision -- :meth:`History.current_player` acts, choosing among :meth:`History.actions`,
+  and :meth:`History.infoset_key` names what that player knows (histories the player cannot
+  tell apart share a key).
+
+Python walks this tree exactly once, when :func:`cfrkit.compile_game` flattens it into arrays;
+the solvers never call back into these objects.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Hashable
+
+__all__ = ["Game", "GameError", "History", "InfoSet"]
+
+
+class GameError(ValueError):
+    """A game breaks the rules of a finite extensive-form game with perfect recall.
+
+    Raised by :func:`cfrkit.compile_game` (and so by every trainer and evaluation function),
+    with the offending history named in the message.
+    """
+
+
+class History(abc.ABC):
+    """One node of the game tree: the sequence of actions (chance included) taken so far.
+
+    Histories are immutable: :meth:`child` returns a new history and never changes ``self``.
+    Only the methods that match the node's kind are called: ``utilities`` at terminal nodes,
+    ``chance_outcomes`` at chance nodes, ``current_player``/``actions``/``infoset_key`` at
+    decision nodes.
+    """
+
+    @abc.abstractmethod
+    def is_terminal(self) -> bool:
+        """Whether the game is over at this history."""
+
+    @abc.abstractmethod
+    def is_chance(self) -> bool:
+        """Whether chance (nature) acts at this history."""
+
+    @abc.abstractmethod
+    def current_player(self) -> int:
+        """The 0-based index of the player to act (decision nodes only)."""
+
+    @abc.abstractmethod
+    def actions(self) -> tuple[Hashable, ...]:
+        """The legal actions of the player to act, as hashable labels (decision nodes only)."""
+
+    @abc.abstractmethod
+    def chance_outcomes(self) -> tuple[tuple[Hashable, float], ...]:
+        """``(action, probability)`` pairs at a chance node; probabilities sum to 1."""
+
+    @abc.abstractmethod
+    def child(self, action: Hashable) -> History:
+        """The history after ``action`` (a player's action or a chance outcome)."""
+
+    @abc.abstractmethod
+    def infoset_key(self) -> str:
+        """The acting player's information set: equal for histories that player cannot tell apart.
+
+        Keys are global across players: one key must always belong to the same player and the
+        same actions.
+        """
+
+    @abc.abstractmethod
+    def utilities(self) -> tuple[float, ...]:
+        """One finite payoff per player (terminal nodes only)."""
+
+
+class Game(abc.ABC):
+    """A finite extensive-form game with perfect recall.
+
+    Subclasses set ``num_players`` and ``name`` and implement :meth:`root`. A game object is
+    treated as immutable: its compiled tree is cached per object (see
+    :func:`cfrkit.compile_game`).
+    """
+
+    num_players: int
+    name: str
+
+    @abc.abstractmethod
+    def root(self) -> History:
+        """The empty history where the game starts."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={getattr(self, 'name', '?')!r})"
+
+
+@dataclass(frozen=True)
+class InfoSet:
+    """A read-only record of one information set of the compiled game.
+
+    Attributes
+    ----------
+    key : str
+        The key returned by :meth:`History.infoset_key` for the histories in this set.
+    player : int
+        The 0-based index of the player who acts here.
+    actions : tuple
+        The legal actions, in the order the game listed them.
+    """
+
+    key: str
+    player: int
+    actions: tuple[Hashable, ...]

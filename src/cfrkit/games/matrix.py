@@ -1,0 +1,92 @@
+"""Two-player simultaneous-move (normal-form) games written as extensive-form games."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+from ..game import Game, GameError, History
+
+__all__ = ["MatrixGame"]
+
+
+class MatrixGame(Game):
+    """A two-player one-shot game: both choose at once, payoffs from two matrices.
+
+    As an extensive-form game, player 0 moves first and player 1 moves without seeing that
+    move: all of player 1's histories share the infoset ``"P1"`` (player 0's is ``"P0"``).
+
+    Parameters
+    ----------
+    name : str
+        The game's name.
+    actions : sequence of (hashable) labels
+        Actions, the same for both players.
+    row_payoff : array_like, shape (k, k)
+        ``row_payoff[a, b]``: player 0's payoff when player 0 plays ``a`` and player 1 plays
+        ``b``.
+    column_payoff : array_like, shape (k, k), optional
+        Player 1's payoffs; default ``-row_payoff`` (zero-sum).
+    """
+
+    num_players = 2
+
+    def __init__(
+        self,
+        name: str,
+        actions: Sequence[Hashable],
+        row_payoff,
+        column_payoff=None,
+    ) -> None:
+        self.name = name
+        self.action_labels = tuple(actions)
+        row = np.asarray(row_payoff, dtype=np.float64)
+        column = -row if column_payoff is None else np.asarray(column_payoff, dtype=np.float64)
+        k = len(self.action_labels)
+        if row.shape != (k, k) or column.shape != (k, k):
+            raise GameError(
+                f"{name}: payoff matrices must be {k}x{k}, got {row.shape} and {column.shape}"
+            )
+        self.row_payoff = row
+        self.column_payoff = column
+
+    def root(self) -> History:
+        return _MatrixHistory(self, ())
+
+
+class _MatrixHistory(History):
+    __slots__ = ("_game", "_moves")
+
+    def __init__(self, game: MatrixGame, moves: tuple[int, ...]) -> None:
+        self._game = game
+        self._moves = moves
+
+    def is_terminal(self) -> bool:
+        return len(self._moves) == 2
+
+    def is_chance(self) -> bool:
+        return False
+
+    def current_player(self) -> int:
+        return len(self._moves)
+
+    def actions(self) -> tuple[Hashable, ...]:
+        return self._game.action_labels
+
+    def chance_outcomes(self) -> tuple:
+        return ()
+
+    def child(self, action: Hashable) -> History:
+        return _MatrixHistory(self._game, self._moves + (self._game.action_labels.index(action),))
+
+    def infoset_key(self) -> str:
+        return f"P{len(self._moves)}"
+
+    def utilities(self) -> tuple[float, float]:
+        a, b = self._moves
+        return float(self._game.row_payoff[a, b]), float(self._game.column_payoff[a, b])
+
+    def __repr__(self) -> str:
+        labels = [self._game.action_labels[m] for m in self._moves]
+        return f"{self._game.name}{labels}"
