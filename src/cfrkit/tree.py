@@ -429,7 +429,8 @@ class _Compiler:
         kind = np.array(self.kind, dtype=np.int8)
         player = np.array(self.player, dtype=np.int32)
         raw_set = np.array(self.infoset, dtype=np.int64)
-        infoset = np.where(raw_set >= 0, new_id[np.maximum(raw_set, 0)], -1).astype(np.int32)
+        infoset = np.full(num_nodes, -1, dtype=np.int32)
+        infoset[raw_set >= 0] = new_id[raw_set[raw_set >= 0]]
         node_slot = np.full(num_nodes, -1, dtype=np.int32)
         decision = kind == DECISION
         node_slot[decision] = first_slot[infoset[decision]]

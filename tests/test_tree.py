@@ -1,0 +1,200 @@
+"""compile_game: the flat layout, and one test per malformed-game GameError."""
+
+import math
+
+import numpy as np
+import pytest
+
+import cfrkit
+from cfrkit import GameError, compile_game
+from cfrkit.games import KuhnPoker, RockPaperScissors
+from cfrkit.game import History
+from cfrkit.tree import CHANCE, DECISION, TERMINAL
+
+from spec_game import C, D, SpecGame, T
+
+
+def test_layout_is_breadth_first_with_contiguous_children():
+    compiled = compile_game(KuhnPoker(players=3))
+    tree = compiled.tree
+    for n in tree.internal_nodes:
+        first, count = tree.node_first_child[n], tree.node_num_children[n]
+        assert first > n and count > 0
+        assert np.all(tree.node_parent[first : first + count] == n)
+    assert np.all(tree.node_num_children[tree.node_kind == TERMINAL] == 0)
+    # each infoset's slots are contiguous and players' infosets come in player order
+    assert np.all(np.diff(tree.infoset_player) >= 0)
+    assert tree.infoset_first_slot[-1] + tree.infoset_num_actions[-1] == tree.num_action_slots
+    # the previous-infoset links point backwards, to the same player
+    linked = tree.infoset_parent >= 0
+    assert np.all(tree.infoset_parent[linked] < np.flatnonzero(linked))
+    assert np.all(tree.infoset_player[tree.infoset_parent[linked]] == tree.infoset_player[linked])
+
+
+def test_kuhn_sizes():
+    two = compile_game(KuhnPoker())
+    # 1 deal node + 6 deals x (4 decision histories + 5 terminals) = 55 nodes, 12 infosets
+    assert (two.num_nodes, two.num_infosets, two.num_terminals) == (55, 12, 30)
+    assert two.zero_sum and two.tree.chance_prob.sum() == pytest.approx(1.0)
+    assert compile_game(KuhnPoker(players=3)).num_infosets == 48
+
+
+def test_compile_is_cached_per_game_object():
+    game = KuhnPoker()
+    assert compile_game(game) is compile_game(game)
+    assert compile_game(KuhnPoker()) is not compile_game(game)
+    assert cfrkit.VanillaCFR(game).game is compile_game(game)
+
+
+def test_tree_arrays_are_read_only():
+    tree = compile_game(RockPaperScissors()).tree
+    with pytest.raises(ValueError):
+        tree.utility[0, 0] = 5.0
+
+
+def test_infosets_records():
+    compiled = compile_game(KuhnPoker())
+    record = compiled.infosets["Qpb"]
+    assert (record.key, record.player, record.actions) == ("Qpb", 0, ("pass", "bet"))
+    assert cfrkit.VanillaCFR(KuhnPoker()).infosets["Kp"].player == 1
+
+
+def test_node_kinds():
+    tree = compile_game(KuhnPoker()).tree
+    assert tree.node_kind[0] == CHANCE
+    assert np.count_nonzero(tree.node_kind == DECISION) == 24
+
+
+# --- one test per GameError case -------------------------------------------------------------
+
+def _raises(game, *fragments, **kwargs):
+    with pytest.raises(GameError) as info:
+        compile_game(game, **kwargs)
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, message
+    return message
+
+
+def test_negative_chance_probability():
+    game = SpecGame(C(("a", 1.5, T(1, -1)), ("b", -0.5, T(0, 0))))
+    _raises(game, "'b' has probability -0.5", "history []")
+
+
+def test_chance_probabilities_not_summing_to_one():
+    game = SpecGame(D(0, "k", ("x", C(("a", 0.5, T(1, -1)), ("b", 0.4, T(0, 0))))))
+    _raises(game, "sum to 0.9", "history ['x']")
+
+
+def test_chance_probabilities_within_tolerance_are_accepted():
+    game = SpecGame(C(("a", 0.5 + 4e-10, T(1, -1)), ("b", 0.5, T(0, 0))))
+    assert compile_game(game).num_nodes == 3
+
+
+def test_decision_node_without_actions():
+    game = SpecGame(C(("a", 1.0, D(1, "k"))))
+    _raises(game, "no actions", "history ['a']")
+
+
+def test_duplicate_actions():
+    game = SpecGame(D(0, "k", ("x", T(0, 0)), ("x", T(1, -1))))
+    _raises(game, "duplicate action 'x'")
+
+
+def test_infoset_with_different_actions():
+    game = SpecGame(
+        C(
+            ("a", 0.5, D(0, "k", ("x", T(0, 0)), ("y", T(1, -1)))),
+            ("b", 0.5, D(0, "k", ("x", T(0, 0)), ("z", T(1, -1)))),
+        )
+    )
+    _raises(game, "infoset 'k' has actions ('x', 'z')", "history ['b']", "history ['a']")
+
+
+def test_infoset_with_different_player():
+    game = SpecGame(
+        C(
+            ("a", 0.5, D(0, "k", ("x", T(0, 0)))),
+            ("b", 0.5, D(1, "k", ("x", T(0, 0)))),
+        )
+    )
+    _raises(game, "is player 1's here but player 0's", "history ['b']")
+
+
+def test_imperfect_recall():
+    # player 0 forgets its own first action: both second-round histories share key "k2"
+    game = SpecGame(
+        D(
+            0, "k1",
+            ("x", D(0, "k2", ("u", T(0, 0)), ("v", T(1, -1)))),
+            ("y", D(0, "k2", ("u", T(0, 0)), ("v", T(1, -1)))),
+        )
+    )
+    _raises(game, "imperfect recall", "infoset 'k2'", "history ['y']", "'x'")
+
+
+def test_imperfect_recall_of_an_infoset_visited_twice():
+    game = SpecGame(D(0, "k", ("x", D(0, "k", ("x", T(0, 0))))))
+    _raises(game, "imperfect recall", "history ['x']")
+
+
+def test_non_finite_utilities():
+    game = SpecGame(D(0, "k", ("x", T(0, 0)), ("y", T(math.nan, 0))))
+    _raises(game, "not all finite", "history ['y']")
+
+
+def test_wrong_number_of_utilities():
+    game = SpecGame(D(0, "k", ("x", T(1, -1, 0))))
+    _raises(game, "3 values for 2 players", "history ['x']")
+
+
+def test_player_out_of_range():
+    game = SpecGame(D(0, "k", ("x", D(2, "j", ("y", T(0, 0))))))
+    _raises(game, "current_player() is 2, out of range for 2 players", "history ['x']")
+
+
+class _Endless(History):
+    """A game that never ends: compile must stop at max_nodes, not hang."""
+
+    def __init__(self, depth=0):
+        self.depth = depth
+
+    def is_terminal(self):
+        return False
+
+    def is_chance(self):
+        return False
+
+    def current_player(self):
+        return 0
+
+    def actions(self):
+        return ("left", "right")
+
+    def chance_outcomes(self):
+        return ()
+
+    def child(self, action):
+        return _Endless(self.depth + 1)
+
+    def infoset_key(self):
+        return f"d{self.depth}-{id(self)}"
+
+    def utilities(self):
+        return (0.0, 0.0)
+
+
+def test_tree_larger_than_max_nodes():
+    game = SpecGame(None)
+    game.root = lambda: _Endless()
+    _raises(game, "more than max_nodes=1000 nodes", max_nodes=1000)
+
+
+def test_max_nodes_argument_is_checked():
+    with pytest.raises(ValueError, match="max_nodes"):
+        compile_game(KuhnPoker(), max_nodes=0)
+
+
+def test_non_game_is_rejected():
+    with pytest.raises(TypeError, match="cfrkit.Game"):
+        compile_game(object())
