@@ -15,13 +15,14 @@ from .evaluation import (
 )
 from .game import Game, GameError, History, InfoSet
 from .policy import Policy
-from .trainers import Trainer, VanillaCFR
+from .trainers import ChanceSampledCFR, PrunedCFR, Trainer, VanillaCFR
 from .tree import CompiledGame, GameTree, compile_game
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BestResponse",
+    "ChanceSampledCFR",
     "CompiledGame",
     "Evaluation",
     "Game",
@@ -30,6 +31,7 @@ __all__ = [
     "History",
     "InfoSet",
     "Policy",
+    "PrunedCFR",
     "Trainer",
     "VanillaCFR",
     "best_response",

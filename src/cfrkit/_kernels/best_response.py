@@ -115,7 +115,10 @@ def best_response_value(
     node_slot = tree.node_slot
     first_child = tree.node_first_child
     num_children = tree.node_num_children
-    counterfactual_reach(tree, probs, player, reach)
+    counterfactual_reach(
+        tree.internal_nodes, tree.node_player, node_slot, first_child, num_children, probs,
+        player, reach,
+    )
     for k in range(used):
         unit = order[k]
         if unit < num_nodes:

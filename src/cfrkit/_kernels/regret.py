@@ -6,34 +6,42 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
+def match_infoset(regret: np.ndarray, probs: np.ndarray, start: int, end: int) -> None:
+    """Regret matching for one infoset whose actions occupy slots ``[start, end)``.
+
+    ``sigma(I, a) = max(R(I, a), 0) / sum_b max(R(I, b), 0)``, or uniform over the actions of
+    ``I`` when no regret is positive. Writes ``probs[start:end]`` in place.
+    """
+    total = 0.0
+    for slot in range(start, end):
+        if regret[slot] > 0.0:
+            total += regret[slot]
+    if total > 0.0:
+        for slot in range(start, end):
+            r = regret[slot]
+            probs[slot] = r / total if r > 0.0 else 0.0
+    else:
+        uniform = 1.0 / (end - start)
+        for slot in range(start, end):
+            probs[slot] = uniform
+
+
+@njit(cache=True, _nrt=False)
 def regret_matching(
     regret: np.ndarray,
     probs: np.ndarray,
     first_slot: np.ndarray,
     num_actions: np.ndarray,
+    locked: np.ndarray,
     first_infoset: int,
     end_infoset: int,
 ) -> None:
-    """Set the current strategy of infosets ``[first_infoset, end_infoset)`` from their regrets.
+    """:func:`match_infoset` for the infosets ``[first_infoset, end_infoset)`` not ``locked``.
 
-    ``sigma(I, a) = max(R(I, a), 0) / sum_b max(R(I, b), 0)``, or uniform over the actions of
-    ``I`` when no regret is positive.
-
-    Writes ``probs[first_slot[I] : first_slot[I] + num_actions[I]]`` in place for each ``I``.
+    Locked infosets keep their (fixed) strategy. Writes ``probs`` in place.
     """
     for infoset in range(first_infoset, end_infoset):
-        start = first_slot[infoset]
-        end = start + num_actions[infoset]
-        total = 0.0
-        for slot in range(start, end):
-            if regret[slot] > 0.0:
-                total += regret[slot]
-        if total > 0.0:
-            for slot in range(start, end):
-                r = regret[slot]
-                probs[slot] = r / total if r > 0.0 else 0.0
-        else:
-            uniform = 1.0 / (end - start)
-            for slot in range(start, end):
-                probs[slot] = uniform
+        if not locked[infoset]:
+            start = first_slot[infoset]
+            match_infoset(regret, probs, start, start + num_actions[infoset])

@@ -1,4 +1,4 @@
-"""The CFR traversal: one breadth-first array pass per updating player.
+"""The CFR traversal family: one breadth-first array pass per updating player.
 
 Counterfactual regret minimisation (Zinkevich, Johanson, Bowling and Piccione 2007, "Regret
 Minimization in Games with Incomplete Information"). For the updating player ``p`` and every
@@ -11,28 +11,91 @@ path to ``h`` and ``v_p`` is ``p``'s expected utility under the current profile.
 breadth-first tree this is two loops: a forward loop computes ``pi_{-p}`` at every node
 (parents come first), a backward loop computes ``v_p`` (children come first) and adds the
 regrets on the way. No recursion, no stack.
+
+Every trainer is this one pass with switches (:class:`Config`):
+
+* vanilla -- the forward loop runs over the static list of internal nodes;
+* pruning -- the forward loop builds a queue of the nodes worth visiting (skipping subtrees
+  whose reach by the others is zero or below a threshold, or behind actions that regret-based
+  pruning rules out), and the backward loop walks that queue in reverse;
+* chance sampling -- the forward loop follows one sampled outcome at each chance node, and
+  the chance probabilities drop out of the reach (they cancel against the sampling
+  probability: Lanctot, Waugh, Zinkevich and Bowling 2009, "Monte Carlo Sampling for Regret
+  Minimization in Extensive Games").
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
-from .regret import regret_matching
+from ..tree import CHANCE
+from .random import next_double
+from .regret import match_infoset, regret_matching
+from .regret_pruning import OPEN, begin_pass, end_pass
 
 
-@njit(cache=True)
-def counterfactual_reach(tree, probs: np.ndarray, player: int, reach: np.ndarray) -> None:
+class Workspace(NamedTuple):
+    """A trainer's arrays, passed whole to the kernels (which write them in place).
+
+    ``N`` nodes, ``S`` infosets, ``A`` decision slots, ``C`` chance slots, ``P`` players.
+    """
+
+    probs: np.ndarray  # float64[A + C]: current strategy, then the constant chance probabilities
+    regret: np.ndarray  # float64[A]: cumulative (counterfactual) regrets
+    strategy_sum: np.ndarray  # float64[A]: average-strategy weights
+    locked: np.ndarray  # bool[S]: infosets whose strategy is held fixed
+    reach: np.ndarray  # float64[N]: pi_{-p} of the current pass
+    value: np.ndarray  # float64[P, N]: v_p; terminal entries fixed to the utilities
+    own_reach: np.ndarray  # float64[S]: pi_p(I) of the current pass
+    queue: np.ndarray  # int32[N]: internal nodes visited by the current pass, in order
+    accumulations: np.ndarray  # int64[P]: average-strategy updates made per player
+    # regret-based pruning (see regret_pruning.py); empty when it is off
+    window: np.ndarray  # int8[A]: window state of each slot
+    bound_extra: np.ndarray  # float64[A]: B(I, a), the bound of the window's unknown regret
+    max_increment: np.ndarray  # float64[A]: M(I, a), the most one pass can add to R(I, a)
+    upper_bound: np.ndarray  # float64[P, N]: U_p, the most p can get below each node
+    chance_reach: np.ndarray  # float64[N]
+    last_slot: np.ndarray  # int32[P, N]: each player's last slot on the path to each node
+    snapshot: np.ndarray  # float64[P, N]: leaves' summed others' reach at the window's start
+    scratch: np.ndarray  # float64[N]
+    subtree_queue: np.ndarray  # int32[N]
+    # chance sampling; empty when it is off
+    visited: np.ndarray  # int32[S]: infosets whose regrets changed since the last refresh
+    visited_stamp: np.ndarray  # int64[S]: refresh epoch in which each infoset was listed
+    visited_count: np.ndarray  # int64[2]: entries used in ``visited``, current refresh epoch
+    sampled_child: np.ndarray  # int32[N]: sampled outcome index at each chance node
+    sample_stamp: np.ndarray  # int64[N]: the sample id each sampled_child belongs to
+    sample_id: np.ndarray  # int64[1]: id of the current chance sample
+    alias_prob: np.ndarray  # float64[C]: Walker/Vose alias tables of the chance nodes
+    alias_index: np.ndarray  # int32[C]
+    rng: np.ndarray  # uint64[4]: xoshiro256** state
+
+
+class Config(NamedTuple):
+    """The switches that make one traversal into each trainer."""
+
+    alternating: bool  # players update in turn (True) or all from the same profile
+    dynamic: bool  # visit a queue built per pass (needed for any pruning or sampling)
+    threshold: float  # skip subtrees whose reach by the others is below this (0: exact)
+    regret_pruning: bool  # skip the player's own zero-probability actions (see below)
+    sample_chance: bool  # follow one sampled outcome per chance node
+    sample_per_player: bool  # a fresh chance sample for each player's pass
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def counterfactual_reach(
+    internal, node_player, node_slot, first_child, num_children, probs, player: int, reach
+) -> None:
     """Fill ``reach[n] = pi_{-player}(n)`` for every node ``n`` (chance included).
 
-    ``player``'s own edges count as probability 1. Writes ``reach`` in place.
+    ``player``'s own edges count as probability 1; ``internal`` lists the internal nodes in
+    breadth-first order. Writes ``reach`` in place.
     """
-    node_player = tree.node_player
-    node_slot = tree.node_slot
-    first_child = tree.node_first_child
-    num_children = tree.node_num_children
     reach[0] = 1.0
-    for n in tree.internal_nodes:
+    for n in internal:
         r = reach[n]
         c = first_child[n]
         if node_player[n] == player:
@@ -44,49 +107,146 @@ def counterfactual_reach(tree, probs: np.ndarray, player: int, reach: np.ndarray
                 reach[c + j] = r * probs[s + j]
 
 
-@njit(cache=True)
-def _regret_pass(tree, probs, regret, reach, value, player) -> None:
-    """Backward loop of one CFR pass: ``value`` (player's row) and ``player``'s regrets.
+@njit(cache=True, _nrt=False, inline="always")
+def _sample_outcome(rng, alias_prob, alias_index, s: int, m: int) -> int:
+    """Draw an outcome index in ``[0, m)`` from the alias table at chance slots ``s..s+m``."""
+    k = min(int(next_double(rng) * m), m - 1)
+    if next_double(rng) < alias_prob[s + k]:
+        return k
+    return alias_index[s + k]
 
-    ``value`` must already hold ``player``'s utility at the terminal nodes; the internal
-    nodes' entries are overwritten. Writes ``value`` and ``regret`` in place.
+
+@njit(cache=True, _nrt=False, inline="always")
+def _visit_forward(
+    node_kind, node_player, node_infoset, node_slot, first_child, num_children,
+    probs, reach, queue, player: int, threshold: float,
+    regret_pruning, window,
+    sample_chance, sampled_child, sample_stamp, sample_id: int, alias_prob, alias_index, rng,
+    num_action_slots: int, infoset_parent, infoset_parent_slot, own_reach, strategy_sum,
+    visited, visited_stamp, visited_count,
+) -> tuple:
+    """Forward loop of a pruned or sampled pass: fill ``queue`` and ``reach``.
+
+    Children with zero reach by the others are neither queued nor read, nor are those below
+    ``threshold`` queued, nor ``player``'s actions in a regret-pruning ``window``. At a chance
+    node, when ``sample_chance``, only the outcome sampled for ``sample_id`` is followed, with
+    the chance probability left out of the reach (it cancels against the sampling
+    probability); there each visited history of ``player`` also adds ``pi_p(I) sigma(I, a)``
+    to ``strategy_sum`` and lists its infoset in ``visited`` for the refresh.
+
+    Returns ``(count, touched)``: the internal nodes queued, and the nodes read or written.
     """
-    internal = tree.internal_nodes
-    node_player = tree.node_player
-    node_slot = tree.node_slot
-    first_child = tree.node_first_child
-    num_children = tree.node_num_children
-    for k in range(internal.shape[0] - 1, -1, -1):
-        n = internal[k]
+    queue[0] = 0
+    reach[0] = 1.0
+    head = 0
+    tail = 1
+    touched = 1
+    while head < tail:
+        n = queue[head]
+        head += 1
+        r = reach[n]
         c = first_child[n]
         m = num_children[n]
         s = node_slot[n]
+        if sample_chance and node_kind[n] == CHANCE:
+            if sample_stamp[n] != sample_id:
+                sampled_child[n] = _sample_outcome(
+                    rng, alias_prob, alias_index, s - num_action_slots, m
+                )
+                sample_stamp[n] = sample_id
+            child = c + sampled_child[n]
+            reach[child] = r
+            touched += 1
+            if num_children[child] > 0:
+                queue[tail] = child
+                tail += 1
+        elif node_player[n] == player:
+            if sample_chance:
+                infoset = node_infoset[n]
+                if visited_stamp[infoset] != visited_count[1]:
+                    visited_stamp[infoset] = visited_count[1]
+                    visited[visited_count[0]] = infoset
+                    visited_count[0] += 1
+                ps = infoset_parent_slot[infoset]
+                w = 1.0 if ps < 0 else own_reach[infoset_parent[infoset]] * probs[ps]
+                own_reach[infoset] = w
+                for j in range(m):
+                    strategy_sum[s + j] += w * probs[s + j]
+            for j in range(m):
+                if regret_pruning and window[s + j] == OPEN:
+                    continue  # regret-based pruning: an action in its window
+                reach[c + j] = r
+                touched += 1
+                if num_children[c + j] > 0:
+                    queue[tail] = c + j
+                    tail += 1
+        else:
+            for j in range(m):
+                rc = r * probs[s + j]
+                reach[c + j] = rc
+                if rc > 0.0:  # zero reach: neither the child nor its subtree is read
+                    touched += 1
+                    if num_children[c + j] > 0 and rc >= threshold:
+                        queue[tail] = c + j
+                        tail += 1
+    return tail, touched
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _regret_backward(
+    order, count: int, node_kind, node_player, node_slot, first_child, num_children,
+    probs, regret, reach, value, player: int, dynamic,
+    regret_pruning, window, bound_extra, upper_bound,
+    sample_chance, sampled_child,
+) -> None:
+    """Backward loop: ``v_player`` at ``order[count-1] .. order[0]`` and the regrets.
+
+    ``value`` is ``player``'s row (terminal entries fixed to the utilities). In a dynamic pass
+    children with probability zero are not read (they were not visited); children skipped by
+    the threshold keep the value of the last pass that visited them; a sampled chance node
+    takes its sampled child's value. An action in a regret-pruning window gets the known part
+    ``-pi_{-p}(h) v_p(h)`` of its regret increment, and the bound ``pi_{-p}(h) U_p(h a)`` of the
+    rest goes to ``bound_extra``. Writes ``value``, ``regret`` and ``bound_extra`` in place.
+    """
+    for k in range(count - 1, -1, -1):
+        n = order[k]
+        c = first_child[n]
+        m = num_children[n]
+        if sample_chance and node_kind[n] == CHANCE:
+            value[n] = value[c + sampled_child[n]]
+            continue
+        s = node_slot[n]
         v = 0.0
         for j in range(m):
-            v += probs[s + j] * value[c + j]
+            q = probs[s + j]
+            if q != 0.0 or not dynamic:
+                v += q * value[c + j]
         value[n] = v
         if node_player[n] == player:
             cf = reach[n]
             for j in range(m):
-                regret[s + j] += cf * (value[c + j] - v)
+                if regret_pruning and window[s + j] == OPEN:
+                    regret[s + j] -= cf * v
+                    bound_extra[s + j] += cf * upper_bound[c + j]
+                else:
+                    regret[s + j] += cf * (value[c + j] - v)
 
 
-@njit(cache=True)
-def _accumulate_average(tree, probs, strategy_sum, own_reach, player, weight) -> None:
-    """Add ``weight * pi_p(I) * sigma(I, a)`` to ``strategy_sum`` for each infoset of ``player``.
+@njit(cache=True, _nrt=False, inline="always")
+def accumulate_average(
+    first_infoset: int, end_infoset: int, infoset_parent, infoset_parent_slot,
+    first_slot, num_actions, probs, strategy_sum, own_reach, weight: float,
+) -> None:
+    """Add ``weight * pi_p(I) * sigma(I, a)`` to ``strategy_sum`` for infosets ``[first, end)``.
 
-    ``pi_p(I)`` is the player's own reach of ``I``: one number per infoset under perfect
+    ``pi_p(I)`` is the acting player's own reach of ``I``: one number per infoset under perfect
     recall, the reach of the player's previous infoset times the probability of the action
     taken there. Infosets are numbered so that this previous infoset comes first. Writes
     ``own_reach`` and ``strategy_sum`` in place.
     """
-    parent = tree.infoset_parent
-    parent_slot = tree.infoset_parent_slot
-    first_slot = tree.infoset_first_slot
-    num_actions = tree.infoset_num_actions
-    for infoset in range(tree.player_infoset_start[player], tree.player_infoset_start[player + 1]):
-        ps = parent_slot[infoset]
-        w = 1.0 if ps < 0 else own_reach[parent[infoset]] * probs[ps]
+    for infoset in range(first_infoset, end_infoset):
+        ps = infoset_parent_slot[infoset]
+        w = 1.0 if ps < 0 else own_reach[infoset_parent[infoset]] * probs[ps]
         own_reach[infoset] = w
         s = first_slot[infoset]
         w *= weight
@@ -94,47 +254,148 @@ def _accumulate_average(tree, probs, strategy_sum, own_reach, player, weight) ->
             strategy_sum[s + a] += w * probs[s + a]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def cfr_iterations(
     tree,
-    probs: np.ndarray,
-    regret: np.ndarray,
-    strategy_sum: np.ndarray,
-    reach: np.ndarray,
-    value: np.ndarray,
-    own_reach: np.ndarray,
+    ws,
     iterations: int,
-    alternating: bool,
+    alternating,
+    dynamic,
+    regret_pruning,
+    sample_chance,
+    sample_per_player,
+    threshold: float,
 ) -> int:
-    """Run ``iterations`` CFR iterations in one call; return the number of nodes visited.
+    """Run ``iterations`` CFR iterations in one call; return the number of nodes touched.
+
+    The arrays are unpacked once here and the two loops of a pass run inline (handing whole
+    tuples, or thirty arrays, to a call per pass costs more than the loops on small games).
 
     With ``alternating`` the players update in order ``0..P-1``, each player's strategy
     refreshed by regret matching right after its own pass (OpenSpiel's CFRSolver convention);
-    otherwise every player's pass sees the same profile and all refresh at the end.
-
-    Buffers written in place: ``probs[:num_action_slots]`` (the current strategy; the chance
-    slots after it are constant), ``regret`` and ``strategy_sum`` (float64[A]), and the
-    workspaces ``reach`` (float64[N]), ``value`` (float64[P, N], terminal entries preset to
-    the utilities) and ``own_reach`` (float64[S]).
+    otherwise every player's pass sees the same profile and all refresh at the end. The
+    average strategy gets ``pi_p(I) sigma(I, a)`` for each player's current strategy before it
+    changes (exactly per infoset; per visited history when sampling). With chance sampling,
+    one sample serves the whole iteration unless ``sample_per_player``, and only the sampled
+    infosets are refreshed. Everything is written in place in ``ws``.
     """
     num_players = tree.num_players
-    start = tree.player_infoset_start
     num_nodes = tree.node_kind.shape[0]
-    visited = 0
+    node_kind = tree.node_kind
+    node_player = tree.node_player
+    node_infoset = tree.node_infoset
+    node_slot = tree.node_slot
+    first_child = tree.node_first_child
+    num_children = tree.node_num_children
+    internal = tree.internal_nodes
+    infoset_start = tree.player_infoset_start
+    infoset_parent = tree.infoset_parent
+    infoset_parent_slot = tree.infoset_parent_slot
+    first_slot = tree.infoset_first_slot
+    num_actions = tree.infoset_num_actions
+    probs = ws.probs
+    regret = ws.regret
+    strategy_sum = ws.strategy_sum
+    locked = ws.locked
+    reach = ws.reach
+    value = ws.value
+    own_reach = ws.own_reach
+    queue = ws.queue
+    window = ws.window
+    bound_extra = ws.bound_extra
+    upper_bound = ws.upper_bound
+    visited = ws.visited
+    visited_stamp = ws.visited_stamp
+    visited_count = ws.visited_count
+    sampled_child = ws.sampled_child
+    sample_stamp = ws.sample_stamp
+    alias_prob = ws.alias_prob
+    alias_index = ws.alias_index
+    rng = ws.rng
+    accumulations = ws.accumulations
+    touched = 0
     for _ in range(iterations):
+        if sample_chance and not sample_per_player:
+            ws.sample_id[0] += 1
         for player in range(num_players):
-            counterfactual_reach(tree, probs, player, reach)
-            _regret_pass(tree, probs, regret, reach, value[player], player)
-            _accumulate_average(tree, probs, strategy_sum, own_reach, player, 1.0)
-            visited += num_nodes
-            if alternating:
-                regret_matching(
-                    regret, probs, tree.infoset_first_slot, tree.infoset_num_actions,
-                    start[player], start[player + 1],
+            if sample_chance and sample_per_player:
+                ws.sample_id[0] += 1
+            if regret_pruning:
+                touched += begin_pass(tree, ws, player)
+            upper_row = upper_bound[player] if regret_pruning else reach
+            if dynamic:
+                count, visits = _visit_forward(
+                    node_kind, node_player, node_infoset, node_slot, first_child, num_children,
+                    probs, reach, queue, player, threshold, regret_pruning, window,
+                    sample_chance, sampled_child, sample_stamp, ws.sample_id[0], alias_prob,
+                    alias_index, rng, tree.num_action_slots, infoset_parent,
+                    infoset_parent_slot, own_reach, strategy_sum, visited, visited_stamp,
+                    visited_count,
                 )
+                _regret_backward(
+                    queue, count, node_kind, node_player, node_slot, first_child,
+                    num_children, probs, regret, reach, value[player], player, dynamic,
+                    regret_pruning, window, bound_extra, upper_row, sample_chance,
+                    sampled_child,
+                )
+                touched += visits
+            else:
+                counterfactual_reach(
+                    internal, node_player, node_slot, first_child, num_children, probs, player,
+                    reach,
+                )
+                _regret_backward(
+                    internal, internal.shape[0], node_kind, node_player, node_slot,
+                    first_child, num_children, probs, regret, reach, value[player], player,
+                    dynamic, regret_pruning, window, bound_extra, upper_row, sample_chance,
+                    sampled_child,
+                )
+                touched += num_nodes
+            if alternating:
+                if sample_chance:
+                    _refresh_visited(regret, probs, first_slot, num_actions, locked, visited,
+                                     visited_count)
+                else:
+                    accumulate_average(
+                        infoset_start[player], infoset_start[player + 1], infoset_parent,
+                        infoset_parent_slot, first_slot, num_actions, probs, strategy_sum,
+                        own_reach, 1.0,
+                    )
+                    accumulations[player] += 1
+                    regret_matching(
+                        regret, probs, first_slot, num_actions, locked,
+                        infoset_start[player], infoset_start[player + 1],
+                    )
+                if regret_pruning:
+                    end_pass(tree, ws, player)
         if not alternating:
-            regret_matching(
-                regret, probs, tree.infoset_first_slot, tree.infoset_num_actions,
-                0, start[num_players],
-            )
-    return visited
+            if sample_chance:
+                _refresh_visited(regret, probs, first_slot, num_actions, locked, visited,
+                                 visited_count)
+            else:
+                for player in range(num_players):
+                    accumulate_average(
+                        infoset_start[player], infoset_start[player + 1], infoset_parent,
+                        infoset_parent_slot, first_slot, num_actions, probs, strategy_sum,
+                        own_reach, 1.0,
+                    )
+                    accumulations[player] += 1
+                regret_matching(
+                    regret, probs, first_slot, num_actions, locked, 0, infoset_start[num_players]
+                )
+            if regret_pruning:
+                for player in range(num_players):
+                    end_pass(tree, ws, player)
+    return touched
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _refresh_visited(regret, probs, first_slot, num_actions, locked, visited, visited_count):
+    """Regret matching for the unlocked infosets listed in ``visited``; empties the list."""
+    for k in range(visited_count[0]):
+        infoset = visited[k]
+        if not locked[infoset]:
+            start = first_slot[infoset]
+            match_infoset(regret, probs, start, start + num_actions[infoset])
+    visited_count[0] = 0
+    visited_count[1] += 1

@@ -7,9 +7,11 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
+from .._kernels import regret_pruning
+from .._kernels.traverse import Config, Workspace, cfr_iterations
 from ..game import Game, InfoSet
-from ..policy import Policy
-from ..tree import CompiledGame, compile_game
+from ..policy import Policy, policy_rows
+from ..tree import CHANCE, CompiledGame, compile_game
 
 __all__ = ["Trainer"]
 
@@ -17,7 +19,18 @@ __all__ = ["Trainer"]
 class Trainer(abc.ABC):
     """A regret minimiser over a compiled game: its arrays, its counters and its policies.
 
-    Subclasses implement :meth:`_run`, one kernel call for many iterations.
+    Subclasses choose the traversal's switches (:meth:`_config`); every trainer runs the same
+    kernel family, one kernel call per :meth:`iterate`.
+
+    Parameters
+    ----------
+    game : Game or CompiledGame
+        The game to solve.
+    fixed : Policy or Mapping, optional
+        ``{infoset key: {action: probability}}`` (or a sequence of probabilities in action
+        order) for infosets whose strategy is held fixed -- node locking. The other infosets
+        learn a best reply to them; the fixed rows appear unchanged in every policy the trainer
+        returns.
 
     Attributes
     ----------
@@ -26,24 +39,72 @@ class Trainer(abc.ABC):
     iteration : int
         Iterations completed.
     nodes_touched : int
-        Tree nodes the kernels have visited, summed over all passes: the work done, for
-        comparing trainers and measuring pruning.
+        Tree nodes the kernels have read or written, summed over all passes: the work done,
+        for comparing trainers and measuring pruning. A vanilla iteration touches every node
+        once per player.
     """
 
-    def __init__(self, game: Game | CompiledGame) -> None:
+    def __init__(self, game: Game | CompiledGame, *, fixed: Policy | Mapping | None = None) -> None:
         self.game = compile_game(game)
-        tree = self.game.tree
-        num_slots = tree.num_action_slots
         self.iteration = 0
         self.nodes_touched = 0
+        tree = self.game.tree
+        config = self._config()
+        num_nodes = tree.node_kind.shape[0]
+        num_infosets = tree.infoset_player.shape[0]
+        num_players = tree.num_players
         # the current strategy over the decision slots, then the (constant) chance slots
-        self._probs = np.concatenate([Policy.uniform(self.game).table, tree.chance_prob])
-        self._regret = np.zeros(num_slots)
-        self._strategy_sum = np.zeros(num_slots)
-        # kernel workspaces, allocated once
-        self._reach = np.zeros(tree.node_kind.shape[0])
-        self._value = tree.utility.copy()  # terminal entries stay fixed, internal ones are rewritten
-        self._own_reach = np.zeros(tree.infoset_player.shape[0])
+        probs = np.concatenate([Policy.uniform(self.game).table, tree.chance_prob])
+        locked = np.zeros(num_infosets, dtype=np.bool_)
+        self._fixed_rows = {} if fixed is None else policy_rows(self.game, fixed)
+        for infoset, row in self._fixed_rows.items():
+            start = tree.infoset_first_slot[infoset]
+            probs[start : start + row.shape[0]] = row
+            locked[infoset] = True
+        def buffer(used: bool, shape: tuple, dtype=np.float64, fill=0) -> np.ndarray:
+            """A workspace array, or an empty one when the trainer does not use it."""
+            return np.full(shape if used else (0,) * len(shape), fill, dtype=dtype)
+
+        pruning = config.regret_pruning
+        sampling = config.sample_chance
+        num_slots = tree.num_action_slots
+        self._ws = Workspace(
+            probs=probs,
+            regret=np.zeros(num_slots),
+            strategy_sum=np.zeros(num_slots),
+            locked=locked,
+            reach=np.zeros(num_nodes),
+            value=tree.utility.copy(),  # terminal entries stay fixed, internal ones are rewritten
+            own_reach=np.zeros(num_infosets),
+            queue=buffer(config.dynamic, (num_nodes,), np.int32),
+            accumulations=np.zeros(num_players, dtype=np.int64),
+            window=buffer(pruning, (num_slots,), np.int8),
+            bound_extra=buffer(pruning, (num_slots,)),
+            max_increment=buffer(pruning, (num_slots,)),
+            upper_bound=buffer(pruning, (num_players, num_nodes)),
+            chance_reach=buffer(pruning, (num_nodes,)),
+            last_slot=buffer(pruning, (num_players, num_nodes), np.int32, -1),
+            snapshot=buffer(pruning, (num_players, num_nodes)),
+            scratch=buffer(pruning, (num_nodes,)),
+            subtree_queue=buffer(pruning, (num_nodes,), np.int32),
+            visited=buffer(sampling, (num_infosets,), np.int32),
+            visited_stamp=buffer(sampling, (num_infosets,), np.int64, -1),
+            visited_count=np.zeros(2, dtype=np.int64),
+            sampled_child=buffer(sampling, (num_nodes,), np.int32),
+            sample_stamp=buffer(sampling, (num_nodes,), np.int64, -1),
+            sample_id=np.zeros(1, dtype=np.int64),
+            alias_prob=np.zeros(0),
+            alias_index=np.zeros(0, dtype=np.int32),
+            rng=np.zeros(4, dtype=np.uint64),
+        )
+        if sampling:
+            self._ws = self._ws._replace(**dict(zip(("alias_prob", "alias_index"), alias_tables(tree))))
+        if pruning:
+            ws = self._ws
+            regret_pruning.prepare(
+                tree, ws.upper_bound, np.zeros((num_players, num_nodes)), ws.chance_reach,
+                ws.last_slot, ws.max_increment,
+            )
 
     @property
     def infosets(self) -> Mapping[str, InfoSet]:
@@ -60,28 +121,42 @@ class Trainer(abc.ABC):
         return self
 
     @abc.abstractmethod
+    def _config(self) -> Config:
+        """The traversal switches of this trainer."""
+
     def _run(self, n: int) -> int:
-        """Run ``n`` iterations; return the number of nodes visited."""
+        """Run ``n`` iterations in one kernel call; return the number of nodes touched."""
+        config = self._config()
+        return cfr_iterations(
+            self.game.tree, self._ws, n, config.alternating, config.dynamic,
+            config.regret_pruning, config.sample_chance, config.sample_per_player,
+            config.threshold,
+        )
 
     def current_policy(self) -> Policy:
         """The strategy of the next iteration, from regret matching (a fresh copy)."""
-        return Policy(self.game, self._probs[: self.game.tree.num_action_slots])
+        return Policy(self.game, self._ws.probs[: self.game.tree.num_action_slots])
 
     def average_policy(self) -> Policy:
         """The average strategy, the one that converges to equilibrium (a fresh copy).
 
         ``sum_t w_t pi_i^t(I) sigma^t(I, a)`` normalised per infoset, where ``pi_i^t(I)`` is
-        the acting player's own reach; uniform at infosets whose weights are all zero.
+        the acting player's own reach; uniform at infosets whose weights are all zero. Fixed
+        infosets show their fixed rows.
         """
-        return Policy(self.game, normalise_rows(self.game, self._strategy_sum))
+        table = normalise_rows(self.game, self._ws.strategy_sum)
+        for infoset, row in self._fixed_rows.items():
+            start = self.game.tree.infoset_first_slot[infoset]
+            table[start : start + row.shape[0]] = row
+        return Policy(self.game, table)
 
     def cumulative_regrets(self) -> dict[str, dict[Hashable, float]]:
         """``{key: {action: cumulative regret}}``, a fresh copy."""
-        return self._rows(self._regret)
+        return self._rows(self._ws.regret)
 
     def strategy_sums(self) -> dict[str, dict[Hashable, float]]:
         """``{key: {action: unnormalised average-strategy weight}}``, a fresh copy."""
-        return self._rows(self._strategy_sum)
+        return self._rows(self._ws.strategy_sum)
 
     def _rows(self, values: np.ndarray) -> dict[str, dict[Hashable, float]]:
         first = self.game.tree.infoset_first_slot
@@ -102,3 +177,40 @@ def normalise_rows(compiled: CompiledGame, weights: np.ndarray) -> np.ndarray:
     uniform = 1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions)
     safe = np.where(per_slot > 0.0, per_slot, 1.0)
     return np.where(per_slot > 0.0, weights / safe, uniform)
+
+
+def alias_tables(tree) -> tuple[np.ndarray, np.ndarray]:
+    """Walker's alias tables (Vose's construction) for every chance node, over the chance slots.
+
+    Sampling outcome ``k`` uniformly from ``m`` and keeping it with probability
+    ``alias_prob[s + k]`` (else taking ``alias_index[s + k]``) draws each outcome with its
+    chance probability, in O(1) whatever ``m``.
+    """
+    num_chance = tree.chance_prob.shape[0]
+    alias_prob = np.ones(num_chance)
+    alias_index = np.zeros(num_chance, dtype=np.int32)
+    offset = tree.num_action_slots
+    for n in np.flatnonzero(tree.node_kind == CHANCE):
+        start = tree.node_slot[n] - offset
+        m = int(tree.node_num_children[n])
+        scaled = tree.chance_prob[start : start + m] * m
+        small = [k for k in range(m) if scaled[k] < 1.0]
+        large = [k for k in range(m) if scaled[k] >= 1.0]
+        alias_index[start : start + m] = np.arange(m)
+        while small and large:
+            k, big = small.pop(), large[-1]
+            alias_prob[start + k] = scaled[k]
+            alias_index[start + k] = big
+            scaled[big] -= 1.0 - scaled[k]
+            if scaled[big] < 1.0:
+                small.append(large.pop())
+        for k in small + large:  # what is left is 1 up to rounding
+            alias_prob[start + k] = 1.0
+    return alias_prob, alias_index
+
+
+def check_bool(name: str, value: object) -> bool:
+    """``value`` if it is a bool, else a ValueError naming the argument."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a bool, got {value!r}")
+    return bool(value)

@@ -1,0 +1,256 @@
+"""Regret-based pruning (Brown and Sandholm 2015, "Regret-Based Pruning in Extensive-Form Games").
+
+An action ``a`` of player ``i`` at infoset ``I`` that regret matching gives probability 0 adds
+nothing to the other players' reach, so their passes skip it already (partial pruning). Regret-
+based pruning also skips it in ``i``'s own pass, for a *window* of passes, and settles its regret
+when the window closes:
+
+* **Opening.** After ``i``'s pass the window opens if ``sigma(I, a) = 0`` and
+  ``R(I, a) + M(I, a) <= 0``, where ``M(I, a) = sum_{h in I} pi_c(h) (U_i(h a) - L_i(h))`` bounds
+  what one pass can add to the regret (``U``/``L``: static upper/lower bounds of ``i``'s value
+  below a node, ``pi_c``: chance reach, which bounds ``pi_{-i}``).
+* **During the window** ``i``'s pass visits ``I`` but not the subtrees behind ``a``; it adds the
+  known part ``-pi_{-i}(h) v_i(h)`` of each history's regret increment to ``R(I, a)`` and the
+  bound ``pi_{-i}(h) U_i(h a)`` of the unknown part to ``B(I, a)``. The true regret is at most
+  ``R + B``; the window stays open while ``R + B + M <= 0``, so the action provably could not
+  have had positive regret -- and regret matching plays it with probability 0 exactly as if it
+  had been explored on every iteration.
+* **Closing** (the bound runs out, or another action's regret stops being positive): the
+  unknown part is settled in one walk of the subtrees: ``i``'s best response to the others'
+  reach *summed over the window*. In a two-player game that sum is known exactly at every leaf
+  ``z``: ``pi_c(z)`` times the change, over the window, of the opponent's cumulative sequence
+  weight -- the average-strategy sum CFR keeps anyway (the empty sequence's weight is the
+  number of passes). The response is taken with ``i`` seeing the whole subtree (an upper bound
+  of the true best response), so the settled regret is an upper bound of the regret any
+  strategy inside the subtree would have earned; by the counterfactual-regret decomposition
+  (Zinkevich et al. 2007) CFR's regret bound is kept. The infosets inside the subtree resume
+  from their stored regrets.
+
+Windows do not nest: one opens only when no action on the player's own path above it is in a
+window, and opening one first settles any window below it. With three or more players the
+summed reach would need the joint history of several opponents, which CFR does not keep, so the
+trainers use regret-based pruning in two-player games only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# window states, one per decision slot
+NONE, OPEN, CLOSING, OPENING = 0, 1, 2, 3
+
+
+@njit(cache=True, _nrt=False)
+def prepare(tree, upper, lower, chance_reach, last_slot, max_increment) -> None:
+    """Static data of regret-based pruning; writes every argument after ``tree`` in place.
+
+    ``upper``/``lower`` (float64[P, N]): the most/least player ``p`` can get below each node
+    (max/min over any decision, expectation over chance). ``chance_reach`` (float64[N]): product
+    of chance probabilities on the path. ``last_slot`` (int32[P, N]): the last decision slot of
+    player ``p`` on the path to each node, -1 if none. ``max_increment`` (float64[A]):
+    ``M(I, a)`` above, for the acting player of each slot.
+    """
+    num_players = upper.shape[0]
+    num_nodes = tree.node_kind.shape[0]
+    internal = tree.internal_nodes
+    for p in range(num_players):
+        for n in range(num_nodes):
+            upper[p, n] = tree.utility[p, n]
+            lower[p, n] = tree.utility[p, n]
+    for k in range(internal.shape[0] - 1, -1, -1):
+        n = internal[k]
+        c = tree.node_first_child[n]
+        m = tree.node_num_children[n]
+        s = tree.node_slot[n]
+        for p in range(num_players):
+            if tree.node_player[n] < 0:  # chance: expectation
+                hi = 0.0
+                lo = 0.0
+                for j in range(m):
+                    q = tree.chance_prob[s - tree.num_action_slots + j]
+                    hi += q * upper[p, c + j]
+                    lo += q * lower[p, c + j]
+            else:
+                hi = upper[p, c]
+                lo = lower[p, c]
+                for j in range(1, m):
+                    hi = max(hi, upper[p, c + j])
+                    lo = min(lo, lower[p, c + j])
+            upper[p, n] = hi
+            lower[p, n] = lo
+    chance_reach[0] = 1.0
+    for p in range(num_players):
+        last_slot[p, 0] = -1
+    for n in internal:
+        c = tree.node_first_child[n]
+        s = tree.node_slot[n]
+        actor = tree.node_player[n]
+        for j in range(tree.node_num_children[n]):
+            if actor < 0:
+                chance_reach[c + j] = chance_reach[n] * tree.chance_prob[s - tree.num_action_slots + j]
+            else:
+                chance_reach[c + j] = chance_reach[n]
+            for p in range(num_players):
+                last_slot[p, c + j] = s + j if p == actor else last_slot[p, n]
+    for i in range(max_increment.shape[0]):
+        max_increment[i] = 0.0
+    for n in internal:
+        actor = tree.node_player[n]
+        if actor < 0:
+            continue
+        c = tree.node_first_child[n]
+        s = tree.node_slot[n]
+        for j in range(tree.node_num_children[n]):
+            max_increment[s + j] += chance_reach[n] * (upper[actor, c + j] - lower[actor, n])
+
+
+@njit(cache=True, _nrt=False)
+def player_slots(tree, player: int) -> tuple:
+    """The decision slots ``[first, end)`` of ``player``'s infosets (contiguous by layout)."""
+    lo = tree.player_infoset_start[player]
+    hi = tree.player_infoset_start[player + 1]
+    if lo == hi:
+        return 0, 0
+    return tree.infoset_first_slot[lo], tree.infoset_first_slot[hi - 1] + tree.infoset_num_actions[hi - 1]
+
+
+@njit(cache=True, _nrt=False)
+def _cumulative_reach(ws, opponent: int, z: int) -> float:
+    """``pi_c(z)`` times the opponent's cumulative sequence weight at ``z`` (two players)."""
+    q = ws.last_slot[opponent, z]
+    weight = ws.strategy_sum[q] if q >= 0 else float(ws.accumulations[opponent])
+    return ws.chance_reach[z] * weight
+
+
+@njit(cache=True, _nrt=False)
+def _settle(tree, ws, player: int, slot: int) -> tuple:
+    """Walk the subtrees behind ``slot`` once: the window's best-response value, new snapshots.
+
+    For every history ``h`` of the slot's infoset, the subtree below ``h a`` is collected
+    breadth-first into ``ws.subtree_queue`` and evaluated bottom-up in ``ws.scratch``: at a
+    leaf, (others' reach summed since the last snapshot) x utility; ``player``'s nodes take
+    the maximum, all others the sum. Leaves' snapshots move to now. Returns
+    ``(value, nodes touched)``.
+    """
+    opponent = 1 - player
+    infoset = tree.slot_infoset[slot]
+    action = slot - tree.infoset_first_slot[infoset]
+    queue = ws.subtree_queue
+    scratch = ws.scratch
+    total = 0.0
+    touched = 0
+    for k in range(tree.infoset_node_start[infoset], tree.infoset_node_start[infoset + 1]):
+        root = tree.node_first_child[tree.infoset_nodes[k]] + action
+        queue[0] = root
+        head = 0
+        tail = 1
+        while head < tail:
+            n = queue[head]
+            head += 1
+            c = tree.node_first_child[n]
+            for j in range(tree.node_num_children[n]):
+                queue[tail] = c + j
+                tail += 1
+        touched += tail
+        for q in range(tail - 1, -1, -1):
+            n = queue[q]
+            m = tree.node_num_children[n]
+            if m == 0:
+                now = _cumulative_reach(ws, opponent, n)
+                scratch[n] = (now - ws.snapshot[player, n]) * tree.utility[player, n]
+                ws.snapshot[player, n] = now
+                continue
+            c = tree.node_first_child[n]
+            if tree.node_player[n] == player:
+                best = scratch[c]
+                for j in range(1, m):
+                    best = max(best, scratch[c + j])
+                scratch[n] = best
+            else:
+                acc = 0.0
+                for j in range(m):
+                    acc += scratch[c + j]
+                scratch[n] = acc
+        total += scratch[root]
+    return total, touched
+
+
+@njit(cache=True, _nrt=False)
+def _close(tree, ws, player: int, slot: int) -> int:
+    """Settle the window of ``slot`` into its regret; returns the nodes touched."""
+    value, touched = _settle(tree, ws, player, slot)
+    ws.regret[slot] += value
+    ws.bound_extra[slot] = 0.0
+    ws.window[slot] = NONE
+    return touched
+
+
+@njit(cache=True, _nrt=False)
+def _below(tree, infoset: int, slot: int) -> bool:
+    """Whether ``slot`` lies on the acting player's own path to ``infoset``."""
+    s = tree.infoset_parent_slot[infoset]
+    while s >= 0:
+        if s == slot:
+            return True
+        s = tree.infoset_parent_slot[tree.slot_infoset[s]]
+    return False
+
+
+@njit(cache=True, _nrt=False)
+def _under_open_window(tree, ws, infoset: int) -> bool:
+    s = tree.infoset_parent_slot[infoset]
+    while s >= 0:
+        if ws.window[s] != NONE and ws.window[s] != OPENING:
+            return True
+        s = tree.infoset_parent_slot[tree.slot_infoset[s]]
+    return False
+
+
+@njit(cache=True, _nrt=False)
+def begin_pass(tree, ws, player: int) -> int:
+    """Before ``player``'s pass: close the windows due to close, open those due to open.
+
+    Returns the nodes touched by the settling walks. Writes ``ws.window``, ``ws.regret``,
+    ``ws.bound_extra``, ``ws.snapshot`` and the scratch buffers in place.
+    """
+    first_slot, end_slot = player_slots(tree, player)
+    touched = 0
+    for slot in range(first_slot, end_slot):
+        state = ws.window[slot]
+        if state == CLOSING:
+            touched += _close(tree, ws, player, slot)
+            # still prunable after settling: reopen at once (the snapshots are fresh)
+            if ws.probs[slot] == 0.0 and ws.regret[slot] + ws.max_increment[slot] <= 0.0:
+                ws.window[slot] = OPEN
+        elif state == OPENING:
+            infoset = tree.slot_infoset[slot]
+            if _under_open_window(tree, ws, infoset):
+                ws.window[slot] = NONE
+                continue
+            # settle any window below this one first: windows never nest
+            for other in range(first_slot, end_slot):
+                if other != slot and (ws.window[other] == OPEN or ws.window[other] == CLOSING):
+                    if _below(tree, tree.slot_infoset[other], slot):
+                        touched += _close(tree, ws, player, other)
+            _, walked = _settle(tree, ws, player, slot)  # take the snapshots
+            touched += walked
+            ws.bound_extra[slot] = 0.0
+            ws.window[slot] = OPEN
+    return touched
+
+
+@njit(cache=True, _nrt=False)
+def end_pass(tree, ws, player: int) -> None:
+    """After ``player``'s strategy refresh: mark windows to open or close at the next pass."""
+    first_slot, end_slot = player_slots(tree, player)
+    for slot in range(first_slot, end_slot):
+        state = ws.window[slot]
+        if state == OPEN:
+            if ws.probs[slot] != 0.0 or (
+                ws.regret[slot] + ws.bound_extra[slot] + ws.max_increment[slot] > 0.0
+            ):
+                ws.window[slot] = CLOSING
+        elif state == NONE:
+            if ws.probs[slot] == 0.0 and ws.regret[slot] + ws.max_increment[slot] <= 0.0:
+                ws.window[slot] = OPENING
