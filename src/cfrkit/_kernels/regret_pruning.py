@@ -10,13 +10,13 @@ when the window closes:
   what one pass can add to the regret (``U``/``L``: static upper/lower bounds of ``i``'s value
   below a node, ``pi_c``: chance reach, which bounds ``pi_{-i}``).
 * **During the window** ``i``'s pass visits ``I`` but not the subtrees behind ``a``; it adds the
-  known part ``-pi_{-i}(h) v_i(h)`` of each history's regret increment to ``R(I, a)`` and the
-  bound ``pi_{-i}(h) U_i(h a)`` of the unknown part to ``B(I, a)``. The true regret is at most
-  ``R + B``; the window stays open while ``R + B + M <= 0``, so the action provably could not
-  have had positive regret -- and regret matching plays it with probability 0 exactly as if it
-  had been explored on every iteration.
+  upper bound ``pi_{-i}(h) (U_i(h a) - v_i(h))`` of each history's regret increment to
+  ``R(I, a)``, and the bound's unknown part ``pi_{-i}(h) U_i(h a)`` also to ``B(I, a)``. The
+  stored regret is then at least the true one, and the window stays open while
+  ``R + M <= 0``: the action provably could not have had positive regret, and regret matching
+  plays it with probability 0 exactly as if it had been explored on every iteration.
 * **Closing** (the bound runs out, or another action's regret stops being positive): the
-  unknown part is settled in one walk of the subtrees: ``i``'s best response to the others'
+  bounded part ``B`` is replaced by the settled value, found in one walk of the subtrees: ``i``'s best response to the others'
   reach *summed over the window*. In a two-player game that sum is known exactly at every leaf
   ``z``: ``pi_c(z)`` times the change, over the window, of the opponent's cumulative sequence
   weight -- the average-strategy sum CFR keeps anyway (the empty sequence's weight is the
@@ -180,7 +180,7 @@ def _settle(tree, ws, player: int, slot: int) -> tuple:
 def _close(tree, ws, player: int, slot: int) -> int:
     """Settle the window of ``slot`` into its regret; returns the nodes touched."""
     value, touched = _settle(tree, ws, player, slot)
-    ws.regret[slot] += value
+    ws.regret[slot] += value - ws.bound_extra[slot]
     ws.bound_extra[slot] = 0.0
     ws.window[slot] = NONE
     return touched
@@ -247,9 +247,7 @@ def end_pass(tree, ws, player: int) -> None:
     for slot in range(first_slot, end_slot):
         state = ws.window[slot]
         if state == OPEN:
-            if ws.probs[slot] != 0.0 or (
-                ws.regret[slot] + ws.bound_extra[slot] + ws.max_increment[slot] > 0.0
-            ):
+            if ws.probs[slot] != 0.0 or ws.regret[slot] + ws.max_increment[slot] > 0.0:
                 ws.window[slot] = CLOSING
         elif state == NONE:
             if ws.probs[slot] == 0.0 and ws.regret[slot] + ws.max_increment[slot] <= 0.0:

@@ -127,8 +127,9 @@ def _visit_forward(
 ) -> tuple:
     """Forward loop of a pruned or sampled pass: fill ``queue`` and ``reach``.
 
-    Children with zero reach by the others are neither queued nor read, nor are those below
-    ``threshold`` queued, nor ``player``'s actions in a regret-pruning ``window``. At a chance
+    Children with zero reach by the others are neither queued nor read (unless sampling), nor
+    are those below ``threshold`` queued, nor ``player``'s actions in a regret-pruning
+    ``window``. At a chance
     node, when ``sample_chance``, only the outcome sampled for ``sample_id`` is followed, with
     the chance probability left out of the reach (it cancels against the sampling
     probability); there each visited history of ``player`` also adds ``pi_p(I) sigma(I, a)``
@@ -184,7 +185,10 @@ def _visit_forward(
             for j in range(m):
                 rc = r * probs[s + j]
                 reach[c + j] = rc
-                if rc > 0.0:  # zero reach: neither the child nor its subtree is read
+                # zero reach: neither the child nor its subtree is read -- except when sampling,
+                # where every history consistent with the sample must be visited so that the
+                # average-strategy weights do not depend on the others' zeros
+                if rc > 0.0 or sample_chance:
                     touched += 1
                     if num_children[c + j] > 0 and rc >= threshold:
                         queue[tail] = c + j
@@ -204,9 +208,10 @@ def _regret_backward(
     ``value`` is ``player``'s row (terminal entries fixed to the utilities). In a dynamic pass
     children with probability zero are not read (they were not visited); children skipped by
     the threshold keep the value of the last pass that visited them; a sampled chance node
-    takes its sampled child's value. An action in a regret-pruning window gets the known part
-    ``-pi_{-p}(h) v_p(h)`` of its regret increment, and the bound ``pi_{-p}(h) U_p(h a)`` of the
-    rest goes to ``bound_extra``. Writes ``value``, ``regret`` and ``bound_extra`` in place.
+    takes its sampled child's value. An action in a regret-pruning window gets the upper bound
+    ``pi_{-p}(h) (U_p(h a) - v_p(h))`` of its regret increment, and the bound's unknown part
+    ``pi_{-p}(h) U_p(h a)`` is also added to ``bound_extra``, to be replaced when the window
+    closes. Writes ``value``, ``regret`` and ``bound_extra`` in place.
     """
     for k in range(count - 1, -1, -1):
         n = order[k]
@@ -226,8 +231,9 @@ def _regret_backward(
             cf = reach[n]
             for j in range(m):
                 if regret_pruning and window[s + j] == OPEN:
-                    regret[s + j] -= cf * v
-                    bound_extra[s + j] += cf * upper_bound[c + j]
+                    bound = cf * upper_bound[c + j]
+                    regret[s + j] += bound - cf * v
+                    bound_extra[s + j] += bound
                 else:
                     regret[s + j] += cf * (value[c + j] - v)
 
