@@ -59,6 +59,10 @@ class GameTree(NamedTuple):
     node_first_child: np.ndarray  # int32[N]: index of the first child, else -1
     node_num_children: np.ndarray  # int32[N]
     node_parent: np.ndarray  # int32[N]: -1 at the root
+    # the edge from each node's parent, for the edge-by-edge loops of full passes
+    edge_slot: np.ndarray  # int32[N]: slot of the edge into the node (its probability), -1 at the root
+    edge_player: np.ndarray  # int32[N]: player acting at the parent, -1 chance, -2 at the root
+    edge_last: np.ndarray  # bool[N]: whether the node is its parent's last child
     internal_nodes: np.ndarray  # int32[M]: the non-terminal nodes, in breadth-first order
     utility: np.ndarray  # float64[P, N]: payoffs at terminal nodes, 0 elsewhere
     chance_prob: np.ndarray  # float64[C]: the chance slots' probabilities
@@ -438,6 +442,14 @@ class _Compiler:
         for n in np.flatnonzero(kind == CHANCE):
             node_slot[n] = num_action_slots + len(chance_probs)
             chance_probs.extend(self.edge_probs[n])
+        parent = np.array(self.parent, dtype=np.int32)
+        first_child = np.array(self.first_child, dtype=np.int32)
+        num_children = np.array(self.num_children, dtype=np.int32)
+        has_parent = parent >= 0
+        rank = np.arange(num_nodes) - first_child[np.maximum(parent, 0)]  # child index j
+        edge_slot = np.where(has_parent, node_slot[np.maximum(parent, 0)] + rank, -1).astype(np.int32)
+        edge_player = np.where(has_parent, player[np.maximum(parent, 0)], -2).astype(np.int32)
+        edge_last = has_parent & (rank == num_children[np.maximum(parent, 0)] - 1)
         utility = np.zeros((num_players, num_nodes), dtype=np.float64)
         for n, values in self.utilities.items():
             utility[:, n] = values
@@ -454,9 +466,12 @@ class _Compiler:
             node_player=player,
             node_infoset=infoset,
             node_slot=node_slot,
-            node_first_child=np.array(self.first_child, dtype=np.int32),
-            node_num_children=np.array(self.num_children, dtype=np.int32),
-            node_parent=np.array(self.parent, dtype=np.int32),
+            node_first_child=first_child,
+            node_num_children=num_children,
+            node_parent=parent,
+            edge_slot=edge_slot,
+            edge_player=edge_player,
+            edge_last=edge_last,
             internal_nodes=np.flatnonzero(kind != TERMINAL).astype(np.int32),
             utility=utility,
             chance_prob=np.array(chance_probs, dtype=np.float64),

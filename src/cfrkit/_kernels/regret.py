@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def match_infoset(regret: np.ndarray, probs: np.ndarray, start: int, end: int) -> None:
     """Regret matching for one infoset whose actions occupy slots ``[start, end)``.
 
@@ -18,9 +18,10 @@ def match_infoset(regret: np.ndarray, probs: np.ndarray, start: int, end: int) -
         if regret[slot] > 0.0:
             total += regret[slot]
     if total > 0.0:
+        scale = 1.0 / total  # one division per infoset
         for slot in range(start, end):
             r = regret[slot]
-            probs[slot] = r / total if r > 0.0 else 0.0
+            probs[slot] = r * scale if r > 0.0 else 0.0
     else:
         uniform = 1.0 / (end - start)
         for slot in range(start, end):

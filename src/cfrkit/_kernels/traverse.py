@@ -10,11 +10,14 @@ where ``pi_{-p}(h)`` is the product of the other players' and chance's probabili
 path to ``h`` and ``v_p`` is ``p``'s expected utility under the current profile. On the
 breadth-first tree this is two loops: a forward loop computes ``pi_{-p}`` at every node
 (parents come first), a backward loop computes ``v_p`` (children come first) and adds the
-regrets on the way. No recursion, no stack.
+regrets on the way. No recursion, no stack. The regret is accumulated in two sums,
+``sum_h pi_{-p}(h) v_p(h a)`` per slot and the baseline ``sum_h pi_{-p}(h) v_p(h)`` per
+infoset, the second subtracted from every action of the infoset at the end of the pass, so a
+full pass can run edge by edge over flat arrays.
 
 Every trainer is this one pass with switches (:class:`Config`):
 
-* vanilla -- the forward loop runs over the static list of internal nodes;
+* vanilla -- both loops run edge by edge over the whole tree (flat loops, no inner loops);
 * pruning -- the forward loop builds a queue of the nodes worth visiting (skipping subtrees
   whose reach by the others is zero or below a threshold, or behind actions that regret-based
   pruning rules out), and the backward loop walks that queue in reverse;
@@ -50,6 +53,7 @@ class Workspace(NamedTuple):
     reach: np.ndarray  # float64[N]: pi_{-p} of the current pass
     value: np.ndarray  # float64[P, N]: v_p; terminal entries fixed to the utilities
     own_reach: np.ndarray  # float64[S]: pi_p(I) of the current pass
+    baseline: np.ndarray  # float64[S]: sum_h pi_{-p}(h) v_p(h) of the current pass
     queue: np.ndarray  # int32[N]: internal nodes visited by the current pass, in order
     accumulations: np.ndarray  # int64[P]: average-strategy updates made per player
     # regret-based pruning (see regret_pruning.py); empty when it is off
@@ -197,21 +201,61 @@ def _visit_forward(
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _regret_backward(
-    order, count: int, node_kind, node_player, node_slot, first_child, num_children,
-    probs, regret, reach, value, player: int, dynamic,
+def _full_pass(
+    parent, edge_slot, edge_player, edge_last, node_player, node_infoset,
+    probs, reach, value, regret, baseline, player: int,
+) -> None:
+    """Both loops of an unpruned pass, edge by edge (node ``c``'s edge comes from its parent).
+
+    Forward: ``reach[c] = reach[parent] * (1 if the parent is player's, else the edge's
+    probability)``. Backward, over the nodes from the last: node ``c``'s value is final, so
+    it goes to its infoset's baseline (if ``c`` is ``player``'s), to its edge's regret sum (if
+    the parent is ``player``'s) and into its parent's value. ``value`` is ``player``'s row
+    (terminal entries fixed to the utilities). Writes ``reach``, ``value``, ``regret`` and
+    ``baseline`` in place.
+    """
+    num_nodes = parent.shape[0]
+    reach[0] = 1.0
+    for c in range(1, num_nodes):
+        r = reach[parent[c]]
+        reach[c] = r if edge_player[c] == player else r * probs[edge_slot[c]]
+    # a parent's value is summed in a register while its children go by (they are
+    # contiguous), and stored when the next family starts: no round trip through memory
+    total = 0.0
+    family = 0
+    for c in range(num_nodes - 1, 0, -1):
+        if edge_last[c]:  # the first child seen of a new family: the last one is complete
+            value[family] = total
+            family = parent[c]
+            total = 0.0
+        v = value[c]
+        if node_player[c] == player:
+            baseline[node_infoset[c]] += reach[c] * v
+        s = edge_slot[c]
+        if edge_player[c] == player:
+            regret[s] += reach[family] * v
+        total += probs[s] * v  # last child first: the same order as the queued pass below
+    value[family] = total
+    if node_player[0] == player:
+        baseline[node_infoset[0]] += value[0]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _queued_backward(
+    order, count: int, node_kind, node_player, node_infoset, node_slot, first_child,
+    num_children, probs, regret, baseline, reach, value, player: int,
     regret_pruning, window, bound_extra, upper_bound,
     sample_chance, sampled_child,
 ) -> None:
-    """Backward loop: ``v_player`` at ``order[count-1] .. order[0]`` and the regrets.
+    """Backward loop over the queued nodes ``order[count-1] .. order[0]``.
 
-    ``value`` is ``player``'s row (terminal entries fixed to the utilities). In a dynamic pass
-    children with probability zero are not read (they were not visited); children skipped by
-    the threshold keep the value of the last pass that visited them; a sampled chance node
-    takes its sampled child's value. An action in a regret-pruning window gets the upper bound
-    ``pi_{-p}(h) (U_p(h a) - v_p(h))`` of its regret increment, and the bound's unknown part
-    ``pi_{-p}(h) U_p(h a)`` is also added to ``bound_extra``, to be replaced when the window
-    closes. Writes ``value``, ``regret`` and ``bound_extra`` in place.
+    Node by node, with the same sums in the same order as :func:`_full_pass` (so pruning only
+    zero-reach subtrees gives bit-identical regrets). Children with probability zero are not
+    read (they were not visited); children skipped by the threshold keep the value of the
+    last pass that visited them; a sampled chance node takes its sampled child's value. An
+    action in a regret-pruning window gets the bound ``pi_{-p}(h) U_p(h a)`` in place of
+    ``pi_{-p}(h) v_p(h a)``, also added to ``bound_extra`` to be replaced when the window
+    closes. Writes ``value``, ``regret``, ``baseline`` and ``bound_extra`` in place.
     """
     for k in range(count - 1, -1, -1):
         n = order[k]
@@ -222,20 +266,35 @@ def _regret_backward(
             continue
         s = node_slot[n]
         v = 0.0
-        for j in range(m):
+        for j in range(m - 1, -1, -1):
             q = probs[s + j]
-            if q != 0.0 or not dynamic:
+            if q != 0.0:
                 v += q * value[c + j]
         value[n] = v
         if node_player[n] == player:
             cf = reach[n]
+            baseline[node_infoset[n]] += cf * v
             for j in range(m):
                 if regret_pruning and window[s + j] == OPEN:
                     bound = cf * upper_bound[c + j]
-                    regret[s + j] += bound - cf * v
+                    regret[s + j] += bound
                     bound_extra[s + j] += bound
                 else:
-                    regret[s + j] += cf * (value[c + j] - v)
+                    regret[s + j] += cf * value[c + j]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _subtract_baseline(
+    first_infoset: int, end_infoset: int, first_slot, num_actions, regret, baseline
+) -> None:
+    """``R(I, a) -= sum_h pi_{-p}(h) v_p(h)`` for infosets ``[first, end)``; clears the sums."""
+    for infoset in range(first_infoset, end_infoset):
+        b = baseline[infoset]
+        if b != 0.0:
+            baseline[infoset] = 0.0
+            s = first_slot[infoset]
+            for a in range(num_actions[infoset]):
+                regret[s + a] -= b
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -293,7 +352,6 @@ def cfr_iterations(
     node_slot = tree.node_slot
     first_child = tree.node_first_child
     num_children = tree.node_num_children
-    internal = tree.internal_nodes
     infoset_start = tree.player_infoset_start
     infoset_parent = tree.infoset_parent
     infoset_parent_slot = tree.infoset_parent_slot
@@ -306,6 +364,11 @@ def cfr_iterations(
     reach = ws.reach
     value = ws.value
     own_reach = ws.own_reach
+    baseline = ws.baseline
+    parent = tree.node_parent
+    edge_slot = tree.edge_slot
+    edge_player = tree.edge_player
+    edge_last = tree.edge_last
     queue = ws.queue
     window = ws.window
     bound_extra = ws.bound_extra
@@ -338,25 +401,23 @@ def cfr_iterations(
                     infoset_parent_slot, own_reach, strategy_sum, visited, visited_stamp,
                     visited_count,
                 )
-                _regret_backward(
-                    queue, count, node_kind, node_player, node_slot, first_child,
-                    num_children, probs, regret, reach, value[player], player, dynamic,
+                _queued_backward(
+                    queue, count, node_kind, node_player, node_infoset, node_slot, first_child,
+                    num_children, probs, regret, baseline, reach, value[player], player,
                     regret_pruning, window, bound_extra, upper_row, sample_chance,
                     sampled_child,
                 )
                 touched += visits
             else:
-                counterfactual_reach(
-                    internal, node_player, node_slot, first_child, num_children, probs, player,
-                    reach,
-                )
-                _regret_backward(
-                    internal, internal.shape[0], node_kind, node_player, node_slot,
-                    first_child, num_children, probs, regret, reach, value[player], player,
-                    dynamic, regret_pruning, window, bound_extra, upper_row, sample_chance,
-                    sampled_child,
+                _full_pass(
+                    parent, edge_slot, edge_player, edge_last, node_player, node_infoset,
+                    probs, reach, value[player], regret, baseline, player,
                 )
                 touched += num_nodes
+            _subtract_baseline(
+                infoset_start[player], infoset_start[player + 1], first_slot, num_actions,
+                regret, baseline,
+            )
             if alternating:
                 if sample_chance:
                     _refresh_visited(regret, probs, first_slot, num_actions, locked, visited,

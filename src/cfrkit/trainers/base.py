@@ -76,6 +76,7 @@ class Trainer(abc.ABC):
             reach=np.zeros(num_nodes),
             value=tree.utility.copy(),  # terminal entries stay fixed, internal ones are rewritten
             own_reach=np.zeros(num_infosets),
+            baseline=np.zeros(num_infosets),
             queue=buffer(config.dynamic, (num_nodes,), np.int32),
             accumulations=np.zeros(num_players, dtype=np.int64),
             window=buffer(pruning, (num_slots,), np.int8),
