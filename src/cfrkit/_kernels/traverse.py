@@ -414,13 +414,14 @@ def cfr_iterations(
                     probs, reach, value[player], regret, baseline, player,
                 )
                 touched += num_nodes
-            _subtract_baseline(
-                infoset_start[player], infoset_start[player + 1], first_slot, num_actions,
-                regret, baseline,
-            )
+            if not sample_chance:  # (sampled passes subtract at their few visited infosets)
+                _subtract_baseline(
+                    infoset_start[player], infoset_start[player + 1], first_slot, num_actions,
+                    regret, baseline,
+                )
             if alternating:
                 if sample_chance:
-                    _refresh_visited(regret, probs, first_slot, num_actions, locked, visited,
+                    _refresh_visited(regret, probs, baseline, first_slot, num_actions, locked, visited,
                                      visited_count)
                 else:
                     accumulate_average(
@@ -437,7 +438,7 @@ def cfr_iterations(
                     end_pass(tree, ws, player)
         if not alternating:
             if sample_chance:
-                _refresh_visited(regret, probs, first_slot, num_actions, locked, visited,
+                _refresh_visited(regret, probs, baseline, first_slot, num_actions, locked, visited,
                                  visited_count)
             else:
                 for player in range(num_players):
@@ -457,12 +458,22 @@ def cfr_iterations(
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _refresh_visited(regret, probs, first_slot, num_actions, locked, visited, visited_count):
-    """Regret matching for the unlocked infosets listed in ``visited``; empties the list."""
+def _refresh_visited(
+    regret, probs, baseline, first_slot, num_actions, locked, visited, visited_count
+):
+    """Subtract the baseline and match regrets at the infosets listed in ``visited``.
+
+    Unlocked ones get regret matching; the list is emptied.
+    """
     for k in range(visited_count[0]):
         infoset = visited[k]
+        start = first_slot[infoset]
+        end = start + num_actions[infoset]
+        b = baseline[infoset]
+        baseline[infoset] = 0.0
+        for slot in range(start, end):
+            regret[slot] -= b
         if not locked[infoset]:
-            start = first_slot[infoset]
-            match_infoset(regret, probs, start, start + num_actions[infoset])
+            match_infoset(regret, probs, start, end)
     visited_count[0] = 0
     visited_count[1] += 1
