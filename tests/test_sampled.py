@@ -116,3 +116,20 @@ def test_sampling_touches_a_small_part_of_the_tree():
     per_iteration = trainer.nodes_touched / 1000
     # one of 24 deals: at most the 25-node betting tree per player pass, plus the deal node
     assert 3 * 2 <= per_iteration <= 3 * 26
+
+
+@pytest.mark.parametrize(
+    "game", [KuhnPoker(players=3), RandomGame(seed=8, num_players=3, max_depth=6)],
+    ids=["kuhn3", "random3"],
+)
+def test_joint_walk_matches_per_player_passes(game):
+    # With every infoset fixed the profile never changes, so the simultaneous single walk and
+    # the alternating per-player passes see the same samples (same seed, same draw order) and
+    # the same profile: their regrets and average weights must agree.
+    profile = _fixed_profile(game, 4)
+    joint = ChanceSampledCFR(game, seed=9, alternating=False, fixed=profile).iterate(3000)
+    passes = ChanceSampledCFR(game, seed=9, fixed=profile).iterate(3000)
+    np.testing.assert_allclose(joint._ws.regret, passes._ws.regret, atol=1e-9, rtol=1e-12)
+    np.testing.assert_allclose(joint._ws.strategy_sum, passes._ws.strategy_sum, atol=1e-9, rtol=1e-12)
+    # one walk touches each sampled node once, the passes once per player
+    assert joint.nodes_touched * game.num_players == pytest.approx(passes.nodes_touched, rel=0.02)

@@ -13,15 +13,14 @@ def match_infoset(regret: np.ndarray, probs: np.ndarray, start: int, end: int) -
     ``sigma(I, a) = max(R(I, a), 0) / sum_b max(R(I, b), 0)``, or uniform over the actions of
     ``I`` when no regret is positive. Writes ``probs[start:end]`` in place.
     """
+    # branch-free positive parts: whether a regret is positive is unpredictable
     total = 0.0
     for slot in range(start, end):
-        if regret[slot] > 0.0:
-            total += regret[slot]
+        total += max(regret[slot], 0.0)
     if total > 0.0:
         scale = 1.0 / total  # one division per infoset
         for slot in range(start, end):
-            r = regret[slot]
-            probs[slot] = r * scale if r > 0.0 else 0.0
+            probs[slot] = max(regret[slot], 0.0) * scale
     else:
         uniform = 1.0 / (end - start)
         for slot in range(start, end):

@@ -53,6 +53,7 @@ class Workspace(NamedTuple):
     reach: np.ndarray  # float64[N]: pi_{-p} of the current pass
     value: np.ndarray  # float64[P, N]: v_p; terminal entries fixed to the utilities
     own_reach: np.ndarray  # float64[S]: pi_p(I) of the current pass
+    joint_reach: np.ndarray  # float64[N, P]: every player's own reach (joint sampled walks)
     baseline: np.ndarray  # float64[S]: sum_h pi_{-p}(h) v_p(h) of the current pass
     queue: np.ndarray  # int32[N]: internal nodes visited by the current pass, in order
     accumulations: np.ndarray  # int64[P]: average-strategy updates made per player
@@ -250,9 +251,9 @@ def _queued_backward(
     """Backward loop over the queued nodes ``order[count-1] .. order[0]``.
 
     Node by node, with the same sums in the same order as :func:`_full_pass` (so pruning only
-    zero-reach subtrees gives bit-identical regrets). Children with probability zero are not
-    read (they were not visited); children skipped by the threshold keep the value of the
-    last pass that visited them; a sampled chance node takes its sampled child's value. An
+    zero-reach subtrees gives the same regrets). Children with probability zero were not
+    visited: their stale (finite) values are multiplied by zero, cheaper than a branch;
+    children skipped by the threshold keep the value of the last pass that visited them; a sampled chance node takes its sampled child's value. An
     action in a regret-pruning window gets the bound ``pi_{-p}(h) U_p(h a)`` in place of
     ``pi_{-p}(h) v_p(h a)``, also added to ``bound_extra`` to be replaced when the window
     closes. Writes ``value``, ``regret``, ``baseline`` and ``bound_extra`` in place.
@@ -266,10 +267,8 @@ def _queued_backward(
             continue
         s = node_slot[n]
         v = 0.0
-        for j in range(m - 1, -1, -1):
-            q = probs[s + j]
-            if q != 0.0:
-                v += q * value[c + j]
+        for j in range(m - 1, -1, -1):  # unvisited children have probability 0: no branch
+            v += probs[s + j] * value[c + j]
         value[n] = v
         if node_player[n] == player:
             cf = reach[n]
@@ -317,6 +316,95 @@ def accumulate_average(
         w *= weight
         for a in range(num_actions[infoset]):
             strategy_sum[s + a] += w * probs[s + a]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _joint_sampled_walk(
+    node_kind, node_player, node_infoset, node_slot, first_child, num_children,
+    probs, regret, baseline, value, joint_reach, queue, sampled_child, sample_stamp,
+    sample_id: int, alias_prob, alias_index, rng, num_action_slots: int,
+    infoset_parent, infoset_parent_slot, own_reach, strategy_sum,
+    visited, visited_stamp, visited_count,
+) -> int:
+    """One sampled walk that updates every player at once (simultaneous updates).
+
+    The 2018 semantics of chance-sampled CFR: one sampled deal, walked once, each node
+    carrying every player's own reach (``joint_reach[n, q]``, chance left out) forward and
+    every player's value (``value[q, n]``) back. At a decision node of player ``a`` the
+    regret weight is ``prod_{q != a} joint_reach[n, q]``; the sums are those of the
+    per-player passes, so the result is the same as ``P`` passes over the same sample with
+    the same profile. Writes ``joint_reach``, ``value``, ``regret``, ``baseline``,
+    ``strategy_sum``, ``own_reach``, the visited list and the sampling buffers in place;
+    returns the nodes touched.
+    """
+    num_players = joint_reach.shape[1]
+    queue[0] = 0
+    for q in range(num_players):
+        joint_reach[0, q] = 1.0
+    head = 0
+    tail = 1
+    touched = 1
+    while head < tail:
+        n = queue[head]
+        head += 1
+        c = first_child[n]
+        m = num_children[n]
+        s = node_slot[n]
+        if node_kind[n] == CHANCE:
+            if sample_stamp[n] != sample_id:
+                sampled_child[n] = _sample_outcome(
+                    rng, alias_prob, alias_index, s - num_action_slots, m
+                )
+                sample_stamp[n] = sample_id
+            first = c + sampled_child[n]
+            last = first + 1
+        else:
+            actor = node_player[n]
+            infoset = node_infoset[n]
+            if visited_stamp[infoset] != visited_count[1]:
+                visited_stamp[infoset] = visited_count[1]
+                visited[visited_count[0]] = infoset
+                visited_count[0] += 1
+            ps = infoset_parent_slot[infoset]
+            w = 1.0 if ps < 0 else own_reach[infoset_parent[infoset]] * probs[ps]
+            own_reach[infoset] = w
+            for j in range(m):
+                strategy_sum[s + j] += w * probs[s + j]
+            first = c
+            last = c + m
+        for child in range(first, last):
+            for q in range(num_players):
+                joint_reach[child, q] = joint_reach[n, q]
+            if node_kind[n] != CHANCE:
+                joint_reach[child, node_player[n]] *= probs[s + child - c]
+            touched += 1
+            if num_children[child] > 0:
+                queue[tail] = child
+                tail += 1
+    for k in range(tail - 1, -1, -1):
+        n = queue[k]
+        c = first_child[n]
+        m = num_children[n]
+        if node_kind[n] == CHANCE:
+            chosen = c + sampled_child[n]
+            for q in range(num_players):
+                value[q, n] = value[q, chosen]
+            continue
+        s = node_slot[n]
+        for q in range(num_players):
+            v = 0.0
+            for j in range(m - 1, -1, -1):
+                v += probs[s + j] * value[q, c + j]
+            value[q, n] = v
+        actor = node_player[n]
+        cf = 1.0
+        for q in range(num_players):
+            if q != actor:
+                cf *= joint_reach[n, q]
+        baseline[node_infoset[n]] += cf * value[actor, n]
+        for j in range(m):
+            regret[s + j] += cf * value[actor, c + j]
+    return touched
 
 
 @njit(cache=True, _nrt=False)
@@ -382,11 +470,20 @@ def cfr_iterations(
     alias_index = ws.alias_index
     rng = ws.rng
     accumulations = ws.accumulations
+    joint = sample_chance and not alternating and not sample_per_player
     touched = 0
     for _ in range(iterations):
         if sample_chance and not sample_per_player:
             ws.sample_id[0] += 1
-        for player in range(num_players):
+        if joint:  # one walk serves every player
+            touched += _joint_sampled_walk(
+                node_kind, node_player, node_infoset, node_slot, first_child, num_children,
+                probs, regret, baseline, value, ws.joint_reach, queue, sampled_child,
+                sample_stamp, ws.sample_id[0], alias_prob, alias_index, rng,
+                tree.num_action_slots, infoset_parent, infoset_parent_slot, own_reach,
+                strategy_sum, visited, visited_stamp, visited_count,
+            )
+        for player in range(0 if joint else num_players):
             if sample_chance and sample_per_player:
                 ws.sample_id[0] += 1
             if regret_pruning:

@@ -76,6 +76,10 @@ class Trainer(abc.ABC):
             reach=np.zeros(num_nodes),
             value=tree.utility.copy(),  # terminal entries stay fixed, internal ones are rewritten
             own_reach=np.zeros(num_infosets),
+            joint_reach=buffer(
+                sampling and not config.alternating and not config.sample_per_player,
+                (num_nodes, num_players),
+            ),
             baseline=np.zeros(num_infosets),
             queue=buffer(config.dynamic, (num_nodes,), np.int32),
             accumulations=np.zeros(num_players, dtype=np.int64),
