@@ -122,6 +122,36 @@ def _sample_outcome(rng, alias_prob, alias_index, s: int, m: int) -> int:
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _chance_choice(
+    n: int, s: int, m: int, num_action_slots: int, sampled_child, sample_stamp,
+    sample_id: int, rng, alias_prob, alias_index,
+) -> int:
+    """The outcome index sampled at chance node ``n`` for ``sample_id`` (drawn on first use)."""
+    if sample_stamp[n] != sample_id:
+        sampled_child[n] = _sample_outcome(rng, alias_prob, alias_index, s - num_action_slots, m)
+        sample_stamp[n] = sample_id
+    return sampled_child[n]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _visit_sampled_history(
+    infoset: int, s: int, m: int, probs, infoset_parent, infoset_parent_slot, own_reach,
+    strategy_sum, visited, visited_stamp, visited_count,
+) -> None:
+    """A sampled pass reaches a history of ``infoset``: list the infoset for the refresh and
+    add ``pi_p(I) sigma(I, a)`` to its average-strategy weights."""
+    if visited_stamp[infoset] != visited_count[1]:
+        visited_stamp[infoset] = visited_count[1]
+        visited[visited_count[0]] = infoset
+        visited_count[0] += 1
+    ps = infoset_parent_slot[infoset]
+    w = 1.0 if ps < 0 else own_reach[infoset_parent[infoset]] * probs[ps]
+    own_reach[infoset] = w
+    for j in range(m):
+        strategy_sum[s + j] += w * probs[s + j]
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _visit_forward(
     node_kind, node_player, node_infoset, node_slot, first_child, num_children,
     probs, reach, queue, player: int, threshold: float,
@@ -134,11 +164,11 @@ def _visit_forward(
 
     Children with zero reach by the others are neither queued nor read (unless sampling), nor
     are those below ``threshold`` queued, nor ``player``'s actions in a regret-pruning
-    ``window``. At a chance
-    node, when ``sample_chance``, only the outcome sampled for ``sample_id`` is followed, with
-    the chance probability left out of the reach (it cancels against the sampling
-    probability); there each visited history of ``player`` also adds ``pi_p(I) sigma(I, a)``
-    to ``strategy_sum`` and lists its infoset in ``visited`` for the refresh.
+    ``window``. At a chance node, when ``sample_chance``, only the outcome sampled for
+    ``sample_id`` is followed, with the chance probability left out of the reach (it cancels
+    against the sampling probability); there each visited history of ``player`` also adds
+    ``pi_p(I) sigma(I, a)`` to ``strategy_sum`` and lists its infoset in ``visited`` for the
+    refresh.
 
     Returns ``(count, touched)``: the internal nodes queued, and the nodes read or written.
     """
@@ -155,12 +185,10 @@ def _visit_forward(
         m = num_children[n]
         s = node_slot[n]
         if sample_chance and node_kind[n] == CHANCE:
-            if sample_stamp[n] != sample_id:
-                sampled_child[n] = _sample_outcome(
-                    rng, alias_prob, alias_index, s - num_action_slots, m
-                )
-                sample_stamp[n] = sample_id
-            child = c + sampled_child[n]
+            child = c + _chance_choice(
+                n, s, m, num_action_slots, sampled_child, sample_stamp, sample_id, rng,
+                alias_prob, alias_index,
+            )
             reach[child] = r
             touched += 1
             if num_children[child] > 0:
@@ -168,16 +196,10 @@ def _visit_forward(
                 tail += 1
         elif node_player[n] == player:
             if sample_chance:
-                infoset = node_infoset[n]
-                if visited_stamp[infoset] != visited_count[1]:
-                    visited_stamp[infoset] = visited_count[1]
-                    visited[visited_count[0]] = infoset
-                    visited_count[0] += 1
-                ps = infoset_parent_slot[infoset]
-                w = 1.0 if ps < 0 else own_reach[infoset_parent[infoset]] * probs[ps]
-                own_reach[infoset] = w
-                for j in range(m):
-                    strategy_sum[s + j] += w * probs[s + j]
+                _visit_sampled_history(
+                    node_infoset[n], s, m, probs, infoset_parent, infoset_parent_slot,
+                    own_reach, strategy_sum, visited, visited_stamp, visited_count,
+                )
             for j in range(m):
                 if regret_pruning and window[s + j] == OPEN:
                     continue  # regret-based pruning: an action in its window
@@ -351,25 +373,16 @@ def _joint_sampled_walk(
         m = num_children[n]
         s = node_slot[n]
         if node_kind[n] == CHANCE:
-            if sample_stamp[n] != sample_id:
-                sampled_child[n] = _sample_outcome(
-                    rng, alias_prob, alias_index, s - num_action_slots, m
-                )
-                sample_stamp[n] = sample_id
-            first = c + sampled_child[n]
+            first = c + _chance_choice(
+                n, s, m, num_action_slots, sampled_child, sample_stamp, sample_id, rng,
+                alias_prob, alias_index,
+            )
             last = first + 1
         else:
-            actor = node_player[n]
-            infoset = node_infoset[n]
-            if visited_stamp[infoset] != visited_count[1]:
-                visited_stamp[infoset] = visited_count[1]
-                visited[visited_count[0]] = infoset
-                visited_count[0] += 1
-            ps = infoset_parent_slot[infoset]
-            w = 1.0 if ps < 0 else own_reach[infoset_parent[infoset]] * probs[ps]
-            own_reach[infoset] = w
-            for j in range(m):
-                strategy_sum[s + j] += w * probs[s + j]
+            _visit_sampled_history(
+                node_infoset[n], s, m, probs, infoset_parent, infoset_parent_slot, own_reach,
+                strategy_sum, visited, visited_stamp, visited_count,
+            )
             first = c
             last = c + m
         for child in range(first, last):
