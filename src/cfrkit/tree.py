@@ -18,6 +18,7 @@ set where that player last acted before reaching it.
 
 from __future__ import annotations
 
+import gc
 import math
 import weakref
 from collections.abc import Hashable, Mapping
@@ -170,11 +171,27 @@ def compile_game(game: Game | CompiledGame, *, max_nodes: int = DEFAULT_MAX_NODE
     try:
         cached = _compiled.get(game)
     except TypeError:  # an unhashable game object: compile without caching
-        return _Compiler(game, max_nodes).run()
+        return _walk(game, max_nodes)
     if cached is None:
-        cached = _Compiler(game, max_nodes).run()
+        cached = _walk(game, max_nodes)
         _compiled[game] = cached
     return cached
+
+
+def _walk(game: Game, max_nodes: int) -> CompiledGame:
+    """Compile with the cyclic garbage collector paused.
+
+    The walk keeps a whole breadth-first level of histories alive; the collector would rescan
+    them again and again while finding nothing (about 40% of the time on OpenSpiel's
+    liars_dice).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Compiler(game, max_nodes).run()
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class _Compiler:

@@ -1,0 +1,244 @@
+"""OpenSpiel interop: cfrkit's numbers equal OpenSpiel's on OpenSpiel's own games."""
+
+import sys
+
+import numpy as np
+import pytest
+
+import cfrkit
+from cfrkit import GameError, Policy, VanillaCFR, compile_game
+
+pyspiel = pytest.importorskip("pyspiel")
+
+from open_spiel.python import policy as os_policy  # noqa: E402
+from open_spiel.python.algorithms import cfr as os_cfr  # noqa: E402
+from open_spiel.python.algorithms import exploitability as os_exploitability  # noqa: E402
+
+from cfrkit.games import LeducPoker  # noqa: E402
+from cfrkit.openspiel import (  # noqa: E402
+    OpenSpielGame,
+    from_openspiel,
+    from_openspiel_policy,
+    to_pyspiel_policy,
+    to_tabular_policy,
+)
+
+# the three games of the issue, and a small liar's dice (deterministic turns, many actions)
+GAMES = ["kuhn_poker", "kuhn_poker(players=3)", "leduc_poker", "liars_dice(dice_sides=3)"]
+SIZES = {  # (histories of every kind, information sets), as OpenSpiel's own walk counts them
+    "kuhn_poker": (58, 12),
+    "kuhn_poker(players=3)": (617, 48),
+    "leduc_poker": (9457, 936),
+    "liars_dice(dice_sides=3)": (1147, 192),
+}
+TOLERANCE = 1e-9
+
+
+@pytest.fixture(scope="module", params=GAMES)
+def game(request):
+    return from_openspiel(request.param)
+
+
+def _name(game: OpenSpielGame) -> str:
+    return next(name for name in GAMES if pyspiel.load_game(name) == game.openspiel_game)
+
+
+def random_policy(game, seed: int) -> Policy:
+    """Dirichlet rows with some actions zeroed (the row's first action always kept)."""
+    compiled = compile_game(game)
+    rng = np.random.default_rng(seed)
+    rows = {}
+    for key, actions in zip(compiled.infoset_keys, compiled.infoset_actions):
+        row = rng.dirichlet(np.ones(len(actions)))
+        row[1:][rng.random(len(actions) - 1) < 0.3] = 0.0
+        rows[key] = row / row.sum()
+    return Policy.from_dict(compiled, rows)
+
+
+def openspiel_nash_conv(game: OpenSpielGame, policy: Policy) -> float:
+    return pyspiel.nash_conv(game.openspiel_game, to_pyspiel_policy(game, policy))
+
+
+# -- the adapter ----------------------------------------------------------------------------
+
+
+def test_sizes_keys_and_actions(game):
+    compiled = compile_game(game)
+    assert (compiled.num_nodes, compiled.num_infosets) == SIZES[_name(game)]
+    tabular = os_policy.TabularPolicy(game.openspiel_game)
+    assert set(compiled.infoset_keys) == set(tabular.state_lookup)
+    for state in tabular.states:
+        key = state.information_state_string()
+        info = compiled.infosets[key]
+        assert info.player == state.current_player()
+        assert info.actions == tuple(state.legal_actions())
+
+
+def test_accepts_a_loaded_game_and_caches_the_compiled_tree():
+    openspiel_game = pyspiel.load_game("kuhn_poker")
+    game = from_openspiel(openspiel_game)
+    assert game.openspiel_game is openspiel_game
+    assert game.num_players == 2 and game.name == "kuhn_poker()"
+    assert compile_game(game) is compile_game(game)
+    assert compile_game(game).infosets["0pb"].actions == (0, 1)
+
+
+def test_rejects_simultaneous_games_with_a_hint():
+    with pytest.raises(ValueError, match="turn-based"):
+        from_openspiel("goofspiel(num_cards=3)")
+    simultaneous = pyspiel.load_game("goofspiel(num_cards=3)")
+    turn_based = from_openspiel(pyspiel.convert_to_turn_based(simultaneous))
+    policy = Policy.uniform(turn_based)
+    assert cfrkit.nash_conv(turn_based, policy) == pytest.approx(
+        openspiel_nash_conv(turn_based, policy), abs=TOLERANCE
+    )
+
+
+def test_rejects_other_arguments():
+    with pytest.raises(TypeError, match="pyspiel.Game"):
+        from_openspiel(42)
+    with pytest.raises(TypeError, match="from_openspiel"):
+        to_tabular_policy(LeducPoker(), {})
+
+
+def test_clear_import_error_without_openspiel(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # makes `import pyspiel` fail
+    with pytest.raises(ImportError, match=r"pip install cfrkit\[openspiel\]"):
+        from_openspiel("kuhn_poker")
+
+
+def test_information_states_shared_by_two_players_are_reported():
+    # in phantom tic-tac-toe both players' first information-state strings are the empty board;
+    # cfrkit's keys name one player's infoset, so the compile stops and names the history
+    with pytest.raises(GameError, match="player 1's here but player 0's"):
+        from_openspiel("phantom_ttt", max_nodes=1000)
+
+
+# -- NashConv of exported policies ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["uniform", "random", "trained"])
+def test_nash_conv_equals_openspiel(game, kind):
+    if kind == "uniform":
+        policy = Policy.uniform(game)
+    elif kind == "random":
+        policy = random_policy(game, seed=12345)
+    else:
+        policy = VanillaCFR(game).iterate(25).average_policy()
+    ours = cfrkit.nash_conv(game, policy)
+    assert ours == pytest.approx(openspiel_nash_conv(game, policy), abs=TOLERANCE)
+    if _name(game) != "leduc_poker" or kind == "uniform":  # the python code is slow on Leduc
+        tabular = to_tabular_policy(game, policy)
+        theirs = os_exploitability.nash_conv(game.openspiel_game, tabular)
+        assert ours == pytest.approx(theirs, abs=TOLERANCE)
+
+
+def test_exported_tabular_policy_has_our_probabilities(game):
+    policy = random_policy(game, seed=7)
+    tabular = to_tabular_policy(game, policy)
+    for key, row in tabular.state_lookup.items():
+        for action, prob in policy[key].items():
+            assert tabular.action_probability_array[row, action] == prob
+        assert tabular.action_probability_array[row].sum() == pytest.approx(1.0, abs=1e-12)
+    back = from_openspiel_policy(game, tabular)
+    np.testing.assert_array_equal(back.table, policy.table)
+    back = from_openspiel_policy(game, to_pyspiel_policy(game, policy))
+    np.testing.assert_array_equal(back.table, policy.table)
+
+
+# -- CFR number for number --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("iterations", [1, 2, 7])
+def test_vanilla_cfr_matches_openspiel_cpp_cfr_solver(game, iterations):
+    ours = VanillaCFR(game).iterate(iterations)
+    solver = pyspiel.CFRSolver(game.openspiel_game)
+    for _ in range(iterations):
+        solver.evaluate_and_update_policy()
+    theirs = pyspiel.nash_conv(game.openspiel_game, solver.average_policy())
+    assert cfrkit.nash_conv(game, ours.average_policy()) == pytest.approx(theirs, abs=TOLERANCE)
+    # the policies themselves agree too
+    average = from_openspiel_policy(game, solver.tabular_average_policy())
+    np.testing.assert_allclose(average.table, ours.average_policy().table, atol=1e-12)
+    current = from_openspiel_policy(game, solver.tabular_current_policy())
+    np.testing.assert_allclose(current.table, ours.current_policy().table, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "kuhn_poker(players=3)"])
+def test_vanilla_cfr_matches_openspiel_python_cfr_solver(name):
+    game = from_openspiel(name)
+    iterations = 10
+    ours = VanillaCFR(game).iterate(iterations)
+    solver = os_cfr.CFRSolver(game.openspiel_game)
+    for _ in range(iterations):
+        solver.evaluate_and_update_policy()
+    theirs = os_exploitability.nash_conv(game.openspiel_game, solver.average_policy())
+    assert cfrkit.nash_conv(game, ours.average_policy()) == pytest.approx(theirs, abs=TOLERANCE)
+
+
+# -- the native Leduc hold'em is OpenSpiel's --------------------------------------------------
+
+_CARD_IDS = {card: i for i, card in enumerate(("Js", "Jh", "Qs", "Qh", "Ks", "Kh"))}
+_ACTION_IDS = {"fold": 0, "call": 1, "raise": 2}
+
+
+def native_to_openspiel_keys():
+    """Walk native Leduc and OpenSpiel's leduc_poker in lockstep; check them node by node.
+
+    Returns the bijection native infoset key -> OpenSpiel information-state string.
+    """
+    mapping: dict[str, str] = {}
+    stack = [(LeducPoker().root(), pyspiel.load_game("leduc_poker").new_initial_state())]
+    nodes = 0
+    while stack:
+        history, state = stack.pop()
+        nodes += 1
+        assert history.is_terminal() == state.is_terminal()
+        if history.is_terminal():
+            assert history.utilities() == tuple(state.returns())
+            continue
+        assert history.is_chance() == state.is_chance_node()
+        if history.is_chance():
+            labels, probs = zip(*history.chance_outcomes())
+            their_ids, their_probs = zip(*state.chance_outcomes())
+            assert [_CARD_IDS[c] for c in labels] == list(their_ids)
+            np.testing.assert_allclose(probs, their_probs, rtol=0, atol=1e-15)
+            stack.extend((history.child(c), state.child(_CARD_IDS[c])) for c in labels)
+            continue
+        assert history.current_player() == state.current_player()
+        assert [_ACTION_IDS[a] for a in history.actions()] == state.legal_actions()
+        key = history.infoset_key()
+        assert mapping.setdefault(key, state.information_state_string()) == mapping[key]
+        assert mapping[key] == state.information_state_string()
+        stack.extend((history.child(a), state.child(_ACTION_IDS[a])) for a in history.actions())
+    assert nodes == 9457
+    assert len(set(mapping.values())) == len(mapping) == 936
+    return mapping
+
+
+def test_native_leduc_is_openspiel_leduc():
+    mapping = native_to_openspiel_keys()
+    native = compile_game(LeducPoker())
+    openspiel = from_openspiel("leduc_poker")
+
+    def translate(policy: Policy) -> Policy:
+        return Policy.from_dict(
+            openspiel,
+            {mapping[key]: {_ACTION_IDS[a]: p for a, p in policy[key].items()} for key in policy},
+        )
+
+    uniform = Policy.uniform(native)
+    ours, theirs = cfrkit.evaluate(native, uniform), cfrkit.evaluate(openspiel, translate(uniform))
+    assert ours.nash_conv == pytest.approx(theirs.nash_conv, abs=TOLERANCE)
+    np.testing.assert_allclose(ours.values, theirs.values, atol=TOLERANCE)
+    exported = openspiel_nash_conv(openspiel, translate(uniform))
+    assert theirs.nash_conv == pytest.approx(exported, abs=TOLERANCE)
+
+    # the same training on either tree gives the same policy and the same NashConv and values
+    native_policy = VanillaCFR(native).iterate(200).average_policy()
+    openspiel_policy = VanillaCFR(openspiel).iterate(200).average_policy()
+    np.testing.assert_allclose(translate(native_policy).table, openspiel_policy.table, atol=1e-10)
+    ours = cfrkit.evaluate(native, native_policy)
+    theirs = cfrkit.evaluate(openspiel, openspiel_policy)
+    assert ours.nash_conv == pytest.approx(theirs.nash_conv, abs=TOLERANCE)
+    np.testing.assert_allclose(ours.values, theirs.values, atol=TOLERANCE)
