@@ -224,29 +224,35 @@ def _visit_forward(
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _full_pass(
+def full_forward(parent, edge_slot, edge_player, probs, reach, player: int) -> None:
+    """Forward loop of an unpruned pass, edge by edge (node ``c``'s edge comes from its parent).
+
+    ``reach[c] = reach[parent] * (1 if the parent is player's, else the edge's probability)``,
+    which is ``pi_{-player}`` at every node. Writes ``reach`` in place.
+    """
+    reach[0] = 1.0
+    for c in range(1, parent.shape[0]):
+        r = reach[parent[c]]
+        reach[c] = r if edge_player[c] == player else r * probs[edge_slot[c]]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def full_backward(
     parent, edge_slot, edge_player, edge_last, node_player, node_infoset,
     probs, reach, value, regret, baseline, player: int,
 ) -> None:
-    """Both loops of an unpruned pass, edge by edge (node ``c``'s edge comes from its parent).
+    """Backward loop of an unpruned pass, over the nodes from the last.
 
-    Forward: ``reach[c] = reach[parent] * (1 if the parent is player's, else the edge's
-    probability)``. Backward, over the nodes from the last: node ``c``'s value is final, so
-    it goes to its infoset's baseline (if ``c`` is ``player``'s), to its edge's regret sum (if
-    the parent is ``player``'s) and into its parent's value. ``value`` is ``player``'s row
-    (terminal entries fixed to the utilities). Writes ``reach``, ``value``, ``regret`` and
-    ``baseline`` in place.
+    Node ``c``'s value is final (its children come after it), so it goes to its infoset's
+    baseline (if ``c`` is ``player``'s), to its edge's regret sum (if the parent is
+    ``player``'s) and into its parent's value. ``value`` is ``player``'s row (terminal entries
+    fixed to the utilities). Writes ``value``, ``regret`` and ``baseline`` in place.
     """
-    num_nodes = parent.shape[0]
-    reach[0] = 1.0
-    for c in range(1, num_nodes):
-        r = reach[parent[c]]
-        reach[c] = r if edge_player[c] == player else r * probs[edge_slot[c]]
     # a parent's value is summed in a register while its children go by (they are
     # contiguous), and stored when the next family starts: no round trip through memory
     total = 0.0
     family = 0
-    for c in range(num_nodes - 1, 0, -1):
+    for c in range(parent.shape[0] - 1, 0, -1):
         if edge_last[c]:  # the first child seen of a new family: the last one is complete
             value[family] = total
             family = parent[c]
@@ -272,7 +278,7 @@ def _queued_backward(
 ) -> None:
     """Backward loop over the queued nodes ``order[count-1] .. order[0]``.
 
-    Node by node, with the same sums in the same order as :func:`_full_pass` (so pruning only
+    Node by node, with the same sums in the same order as :func:`full_backward` (so pruning only
     zero-reach subtrees gives the same regrets). Children with probability zero were not
     visited: their stale (finite) values are multiplied by zero, cheaper than a branch;
     children skipped by the threshold keep the value of the last pass that visited them; a sampled chance node takes its sampled child's value. An
@@ -519,7 +525,8 @@ def cfr_iterations(
                 )
                 touched += visits
             else:
-                _full_pass(
+                full_forward(parent, edge_slot, edge_player, probs, reach, player)
+                full_backward(
                     parent, edge_slot, edge_player, edge_last, node_player, node_infoset,
                     probs, reach, value[player], regret, baseline, player,
                 )
