@@ -187,14 +187,40 @@ def _close(tree, ws, player: int, slot: int) -> int:
 
 
 @njit(cache=True, _nrt=False)
-def _below(tree, infoset: int, slot: int) -> bool:
-    """Whether ``slot`` lies on the acting player's own path to ``infoset``."""
-    s = tree.infoset_parent_slot[infoset]
-    while s >= 0:
-        if s == slot:
-            return True
-        s = tree.infoset_parent_slot[tree.slot_infoset[s]]
-    return False
+def _close_windows_below(tree, ws, player: int, slot: int) -> int:
+    """Settle every open window of ``player`` inside the subtrees behind ``slot``.
+
+    The subtrees are collected into ``ws.queue`` (free between passes) and scanned for the
+    player's own nodes; their infosets lie wholly inside (perfect recall). Returns the nodes
+    touched.
+    """
+    infoset = tree.slot_infoset[slot]
+    action = slot - tree.infoset_first_slot[infoset]
+    queue = ws.queue
+    tail = 0
+    for k in range(tree.infoset_node_start[infoset], tree.infoset_node_start[infoset + 1]):
+        queue[tail] = tree.node_first_child[tree.infoset_nodes[k]] + action
+        tail += 1
+    head = 0
+    touched = 0
+    while head < tail:
+        n = queue[head]
+        head += 1
+        touched += 1
+        c = tree.node_first_child[n]
+        for j in range(tree.node_num_children[n]):
+            queue[tail] = c + j
+            tail += 1
+    for k in range(tail):
+        n = queue[k]
+        if tree.node_player[n] != player:
+            continue
+        inner = tree.node_infoset[n]
+        start = tree.infoset_first_slot[inner]
+        for other in range(start, start + tree.infoset_num_actions[inner]):
+            if ws.window[other] == OPEN or ws.window[other] == CLOSING:
+                touched += _close(tree, ws, player, other)
+    return touched
 
 
 @njit(cache=True, _nrt=False)
@@ -228,11 +254,7 @@ def begin_pass(tree, ws, player: int) -> int:
             if _under_open_window(tree, ws, infoset):
                 ws.window[slot] = NONE
                 continue
-            # settle any window below this one first: windows never nest
-            for other in range(first_slot, end_slot):
-                if other != slot and (ws.window[other] == OPEN or ws.window[other] == CLOSING):
-                    if _below(tree, tree.slot_infoset[other], slot):
-                        touched += _close(tree, ws, player, other)
+            touched += _close_windows_below(tree, ws, player, slot)  # windows never nest
             _, walked = _settle(tree, ws, player, slot)  # take the snapshots
             touched += walked
             ws.bound_extra[slot] = 0.0
