@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .traverse import counterfactual_reach
+from .traverse import full_forward
 
 
 @njit(cache=True)
@@ -115,10 +115,7 @@ def best_response_value(
     node_slot = tree.node_slot
     first_child = tree.node_first_child
     num_children = tree.node_num_children
-    counterfactual_reach(
-        tree.internal_nodes, tree.node_player, node_slot, first_child, num_children, probs,
-        player, reach,
-    )
+    full_forward(tree.node_parent, tree.edge_slot, tree.edge_player, probs, reach, player)
     for k in range(used):
         unit = order[k]
         if unit < num_nodes:

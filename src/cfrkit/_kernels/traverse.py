@@ -91,28 +91,6 @@ class Config(NamedTuple):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def counterfactual_reach(
-    internal, node_player, node_slot, first_child, num_children, probs, player: int, reach
-) -> None:
-    """Fill ``reach[n] = pi_{-player}(n)`` for every node ``n`` (chance included).
-
-    ``player``'s own edges count as probability 1; ``internal`` lists the internal nodes in
-    breadth-first order. Writes ``reach`` in place.
-    """
-    reach[0] = 1.0
-    for n in internal:
-        r = reach[n]
-        c = first_child[n]
-        if node_player[n] == player:
-            for j in range(num_children[n]):
-                reach[c + j] = r
-        else:
-            s = node_slot[n]
-            for j in range(num_children[n]):
-                reach[c + j] = r * probs[s + j]
-
-
-@njit(cache=True, _nrt=False, inline="always")
 def _sample_outcome(rng, alias_prob, alias_index, s: int, m: int) -> int:
     """Draw an outcome index in ``[0, m)`` from the alias table at chance slots ``s..s+m``."""
     k = min(int(next_double(rng) * m), m - 1)
