@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 import cfrkit
 from cfrkit import PrunedCFR, VanillaCFR, compile_game
 from cfrkit._kernels import regret_pruning
-from cfrkit.games import RPSLS, KuhnPoker, RockPaperScissors
+from cfrkit.games import RPSLS, KuhnPoker, LeducPoker, RockPaperScissors
 
 from random_games import random_games
 from spec_game import C, D, SpecGame, T
@@ -48,17 +48,17 @@ def test_zero_reach_pruning_gives_vanilla_iterates_on_random_games(game):
     assert_same_iterates(VanillaCFR(game), PrunedCFR(game, regret_pruning=False), 25)
 
 
-@pytest.mark.parametrize("name", sorted(BUILTIN))
+@pytest.mark.parametrize("name", sorted(BUILTIN) + ["leduc"])
 def test_regret_pruning_keeps_nash_conv_within_twice_vanilla(name):
-    game = BUILTIN[name]
-    iterations = 10_000
+    game = BUILTIN[name] if name in BUILTIN else LeducPoker()
+    iterations = 10_000 if name in BUILTIN else 2_000
     vanilla = VanillaCFR(game).iterate(iterations)
     pruned = PrunedCFR(game).iterate(iterations)
     nc_vanilla = cfrkit.nash_conv(game, vanilla.average_policy())
     nc_pruned = cfrkit.nash_conv(game, pruned.average_policy())
     assert nc_pruned <= 2 * nc_vanilla + 1e-12
     assert pruned.nodes_touched <= vanilla.nodes_touched
-    if name.startswith("kuhn"):
+    if name.startswith("kuhn") or name == "leduc":
         assert pruned.nodes_touched < vanilla.nodes_touched
 
 
