@@ -61,6 +61,7 @@ class Trainer(abc.ABC):
             start = tree.infoset_first_slot[infoset]
             probs[start : start + row.shape[0]] = row
             locked[infoset] = True
+
         def buffer(used: bool, shape: tuple, dtype=np.float64, fill=0) -> np.ndarray:
             """A workspace array, or an empty one when the trainer does not use it."""
             return np.full(shape if used else (0,) * len(shape), fill, dtype=dtype)
@@ -68,6 +69,9 @@ class Trainer(abc.ABC):
         pruning = config.regret_pruning
         sampling = config.sample_chance
         num_slots = tree.num_action_slots
+        alias_prob, alias_index = (
+            alias_tables(tree) if sampling else (np.zeros(0), np.zeros(0, dtype=np.int32))
+        )
         self._ws = Workspace(
             probs=probs,
             regret=np.zeros(num_slots),
@@ -98,12 +102,10 @@ class Trainer(abc.ABC):
             sampled_child=buffer(sampling, (num_nodes,), np.int32),
             sample_stamp=buffer(sampling, (num_nodes,), np.int64, -1),
             sample_id=np.zeros(1, dtype=np.int64),
-            alias_prob=np.zeros(0),
-            alias_index=np.zeros(0, dtype=np.int32),
+            alias_prob=alias_prob,
+            alias_index=alias_index,
             rng=np.zeros(4, dtype=np.uint64),
         )
-        if sampling:
-            self._ws = self._ws._replace(**dict(zip(("alias_prob", "alias_index"), alias_tables(tree))))
         if pruning:
             ws = self._ws
             regret_pruning.prepare(
