@@ -106,16 +106,6 @@ def prepare(tree, upper, lower, chance_reach, last_slot, max_increment) -> None:
 
 
 @njit(cache=True, _nrt=False)
-def player_slots(tree, player: int) -> tuple:
-    """The decision slots ``[first, end)`` of ``player``'s infosets (contiguous by layout)."""
-    lo = tree.player_infoset_start[player]
-    hi = tree.player_infoset_start[player + 1]
-    if lo == hi:
-        return 0, 0
-    return tree.infoset_first_slot[lo], tree.infoset_first_slot[hi - 1] + tree.infoset_num_actions[hi - 1]
-
-
-@njit(cache=True, _nrt=False)
 def _cumulative_reach(ws, opponent: int, z: int) -> float:
     """``pi_c(z)`` times the opponent's cumulative sequence weight at ``z`` (two players)."""
     q = ws.last_slot[opponent, z]
@@ -237,12 +227,14 @@ def _under_open_window(tree, ws, infoset: int) -> bool:
 def begin_pass(tree, ws, player: int) -> int:
     """Before ``player``'s pass: close the windows due to close, open those due to open.
 
+    Works through the slots :func:`end_pass` marked, in the order they were marked (a
+    player's earlier infosets first, so an opening window can see the windows above it).
     Returns the nodes touched by the settling walks. Writes ``ws.window``, ``ws.regret``,
-    ``ws.bound_extra``, ``ws.snapshot`` and the scratch buffers in place.
+    ``ws.bound_extra``, ``ws.snapshot``, the pending list and the scratch buffers in place.
     """
-    first_slot, end_slot = player_slots(tree, player)
     touched = 0
-    for slot in range(first_slot, end_slot):
+    for k in range(ws.pending_count[player]):
+        slot = ws.pending[player, k]
         state = ws.window[slot]
         if state == CLOSING:
             touched += _close(tree, ws, player, slot)
@@ -259,18 +251,35 @@ def begin_pass(tree, ws, player: int) -> int:
             touched += walked
             ws.bound_extra[slot] = 0.0
             ws.window[slot] = OPEN
+    ws.pending_count[player] = 0
     return touched
 
 
 @njit(cache=True, _nrt=False)
 def end_pass(tree, ws, player: int) -> None:
-    """After ``player``'s strategy refresh: mark windows to open or close at the next pass."""
-    first_slot, end_slot = player_slots(tree, player)
-    for slot in range(first_slot, end_slot):
-        state = ws.window[slot]
-        if state == OPEN:
-            if ws.probs[slot] != 0.0 or ws.regret[slot] + ws.max_increment[slot] > 0.0:
-                ws.window[slot] = CLOSING
-        elif state == NONE:
-            if ws.probs[slot] == 0.0 and ws.regret[slot] + ws.max_increment[slot] <= 0.0:
-                ws.window[slot] = OPENING
+    """After a strategy refresh: mark ``player``'s windows to open or close at its next pass.
+
+    Only the infosets the pass visited (``ws.visited``) can change state: elsewhere neither
+    the regrets nor the strategy moved. Marked slots go to ``ws.pending[player]``.
+    """
+    for k in range(ws.visited_count[0]):
+        infoset = ws.visited[k]
+        if tree.infoset_player[infoset] != player:
+            continue
+        start = tree.infoset_first_slot[infoset]
+        for slot in range(start, start + tree.infoset_num_actions[infoset]):
+            state = ws.window[slot]
+            if state == OPEN:
+                if ws.probs[slot] != 0.0 or ws.regret[slot] + ws.max_increment[slot] > 0.0:
+                    ws.window[slot] = CLOSING
+                    _mark(ws, player, slot)
+            elif state == NONE:
+                if ws.probs[slot] == 0.0 and ws.regret[slot] + ws.max_increment[slot] <= 0.0:
+                    ws.window[slot] = OPENING
+                    _mark(ws, player, slot)
+
+
+@njit(cache=True, _nrt=False)
+def _mark(ws, player: int, slot: int) -> None:
+    ws.pending[player, ws.pending_count[player]] = slot
+    ws.pending_count[player] += 1

@@ -67,10 +67,13 @@ class Workspace(NamedTuple):
     snapshot: np.ndarray  # float64[P, N]: leaves' summed others' reach at the window's start
     scratch: np.ndarray  # float64[N]
     subtree_queue: np.ndarray  # int32[N]
-    # chance sampling; empty when it is off
+    pending: np.ndarray  # int32[P, A]: slots marked to open or close, per player
+    pending_count: np.ndarray  # int64[P]
+    # queued (pruned or sampled) passes; empty when off
     visited: np.ndarray  # int32[S]: infosets whose regrets changed since the last refresh
     visited_stamp: np.ndarray  # int64[S]: refresh epoch in which each infoset was listed
     visited_count: np.ndarray  # int64[2]: entries used in ``visited``, current refresh epoch
+    # chance sampling; empty when it is off
     sampled_child: np.ndarray  # int32[N]: sampled outcome index at each chance node
     sample_stamp: np.ndarray  # int64[N]: the sample id each sampled_child belongs to
     sample_id: np.ndarray  # int64[1]: id of the current chance sample
@@ -112,16 +115,26 @@ def _chance_choice(
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _list_visited(infoset: int, visited, visited_stamp, visited_count) -> None:
+    """List ``infoset`` (once per refresh) as one whose regrets this pass changes.
+
+    A queued pass changes only the regrets of the infosets it visits, so only those need the
+    baseline subtracted, regret matching and the pruning-window checks.
+    """
+    if visited_stamp[infoset] != visited_count[1]:
+        visited_stamp[infoset] = visited_count[1]
+        visited[visited_count[0]] = infoset
+        visited_count[0] += 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _visit_sampled_history(
     infoset: int, s: int, m: int, probs, infoset_parent, infoset_parent_slot, own_reach,
     strategy_sum, visited, visited_stamp, visited_count,
 ) -> None:
     """A sampled pass reaches a history of ``infoset``: list the infoset for the refresh and
     add ``pi_p(I) sigma(I, a)`` to its average-strategy weights."""
-    if visited_stamp[infoset] != visited_count[1]:
-        visited_stamp[infoset] = visited_count[1]
-        visited[visited_count[0]] = infoset
-        visited_count[0] += 1
+    _list_visited(infoset, visited, visited_stamp, visited_count)
     ps = infoset_parent_slot[infoset]
     w = 1.0 if ps < 0 else own_reach[infoset_parent[infoset]] * probs[ps]
     own_reach[infoset] = w
@@ -178,6 +191,8 @@ def _visit_forward(
                     node_infoset[n], s, m, probs, infoset_parent, infoset_parent_slot,
                     own_reach, strategy_sum, visited, visited_stamp, visited_count,
                 )
+            else:
+                _list_visited(node_infoset[n], visited, visited_stamp, visited_count)
             for j in range(m):
                 if regret_pruning and window[s + j] == OPEN:
                     continue  # regret-based pruning: an action in its window
@@ -509,33 +524,34 @@ def cfr_iterations(
                     probs, reach, value[player], regret, baseline, player,
                 )
                 touched += num_nodes
-            if not sample_chance:  # (sampled passes subtract at their few visited infosets)
+            if not dynamic:
                 _subtract_baseline(
                     infoset_start[player], infoset_start[player + 1], first_slot, num_actions,
                     regret, baseline,
                 )
             if alternating:
-                if sample_chance:
-                    _refresh_visited(regret, probs, baseline, first_slot, num_actions, locked, visited,
-                                     visited_count)
-                else:
+                if not sample_chance:
                     accumulate_average(
                         infoset_start[player], infoset_start[player + 1], infoset_parent,
                         infoset_parent_slot, first_slot, num_actions, probs, strategy_sum,
                         own_reach, 1.0,
                     )
                     accumulations[player] += 1
+                if dynamic:  # only the visited infosets' regrets changed
+                    _refresh_visited(
+                        regret, probs, baseline, first_slot, num_actions, locked, visited,
+                        visited_count,
+                    )
+                    if regret_pruning:
+                        end_pass(tree, ws, player)
+                    _clear_visited(visited_count)
+                else:
                     regret_matching(
                         regret, probs, first_slot, num_actions, locked,
                         infoset_start[player], infoset_start[player + 1],
                     )
-                if regret_pruning:
-                    end_pass(tree, ws, player)
         if not alternating:
-            if sample_chance:
-                _refresh_visited(regret, probs, baseline, first_slot, num_actions, locked, visited,
-                                 visited_count)
-            else:
+            if not sample_chance:
                 for player in range(num_players):
                     accumulate_average(
                         infoset_start[player], infoset_start[player + 1], infoset_parent,
@@ -543,12 +559,19 @@ def cfr_iterations(
                         own_reach, 1.0,
                     )
                     accumulations[player] += 1
+            if dynamic:
+                _refresh_visited(
+                    regret, probs, baseline, first_slot, num_actions, locked, visited,
+                    visited_count,
+                )
+                if regret_pruning:
+                    for player in range(num_players):
+                        end_pass(tree, ws, player)
+                _clear_visited(visited_count)
+            else:
                 regret_matching(
                     regret, probs, first_slot, num_actions, locked, 0, infoset_start[num_players]
                 )
-            if regret_pruning:
-                for player in range(num_players):
-                    end_pass(tree, ws, player)
     return touched
 
 
@@ -558,7 +581,8 @@ def _refresh_visited(
 ):
     """Subtract the baseline and match regrets at the infosets listed in ``visited``.
 
-    Unlocked ones get regret matching; the list is emptied.
+    Unlocked ones get regret matching; the list is kept for the pruning-window checks
+    (:func:`_clear_visited` empties it).
     """
     for k in range(visited_count[0]):
         infoset = visited[k]
@@ -570,5 +594,10 @@ def _refresh_visited(
             regret[slot] -= b
         if not locked[infoset]:
             match_infoset(regret, probs, start, end)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _clear_visited(visited_count) -> None:
+    """Empty the visited list (a new epoch: the stamps of the old one no longer match)."""
     visited_count[0] = 0
     visited_count[1] += 1
