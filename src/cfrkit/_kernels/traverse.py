@@ -384,13 +384,14 @@ def _joint_sampled_walk(
             )
             first = c
             last = c + m
+        actor = node_player[n]  # -1 at a chance node
         for child in range(first, last):
-            for q in range(num_players):
-                joint_reach[child, q] = joint_reach[n, q]
-            if node_kind[n] != CHANCE:
-                joint_reach[child, node_player[n]] *= probs[s + child - c]
             touched += 1
-            if num_children[child] > 0:
+            if num_children[child] > 0:  # a terminal's reach is never read
+                for q in range(num_players):
+                    joint_reach[child, q] = joint_reach[n, q]
+                if actor >= 0:
+                    joint_reach[child, actor] *= probs[s + child - c]
                 queue[tail] = child
                 tail += 1
     for k in range(tail - 1, -1, -1):
