@@ -89,10 +89,10 @@ class Trainer(abc.ABC):
             accumulations=np.zeros(num_players, dtype=np.int64),
             window=buffer(pruning, (num_slots,), np.int8),
             bound_extra=buffer(pruning, (num_slots,)),
-            max_increment=buffer(pruning, (num_slots,)),
-            upper_bound=buffer(pruning, (num_players, num_nodes)),
-            chance_reach=buffer(pruning, (num_nodes,)),
-            last_slot=buffer(pruning, (num_players, num_nodes), np.int32, -1),
+            **(pruning_bounds(self.game) if pruning else dict(
+                max_increment=np.zeros(0), upper_bound=np.zeros((0, 0)),
+                chance_reach=np.zeros(0), last_slot=np.zeros((0, 0), dtype=np.int32),
+            )),
             snapshot=buffer(pruning, (num_players, num_nodes)),
             scratch=buffer(pruning, (num_nodes,)),
             subtree_queue=buffer(pruning, (num_nodes,), np.int32),
@@ -108,12 +108,6 @@ class Trainer(abc.ABC):
             alias_index=alias_index,
             rng=np.zeros(4, dtype=np.uint64),
         )
-        if pruning:
-            ws = self._ws
-            regret_pruning.prepare(
-                tree, ws.upper_bound, np.zeros((num_players, num_nodes)), ws.chance_reach,
-                ws.last_slot, ws.max_increment,
-            )
 
     @property
     def infosets(self) -> Mapping[str, InfoSet]:
@@ -186,6 +180,33 @@ def normalise_rows(compiled: CompiledGame, weights: np.ndarray) -> np.ndarray:
     uniform = 1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions)
     safe = np.where(per_slot > 0.0, per_slot, 1.0)
     return np.where(per_slot > 0.0, weights / safe, uniform)
+
+
+def pruning_bounds(compiled: CompiledGame) -> dict[str, np.ndarray]:
+    """The static data of regret-based pruning, computed once per compiled game.
+
+    Upper value bounds, chance reach, each player's last slot per node and the per-slot bound
+    of one pass's regret increment depend on the tree alone; the kernels only read them, so
+    every trainer on the game shares the same arrays.
+    """
+    cached = compiled._cache.get("pruning_bounds")
+    if cached is None:
+        tree = compiled.tree
+        shape = (tree.num_players, compiled.num_nodes)
+        cached = dict(
+            max_increment=np.zeros(tree.num_action_slots),
+            upper_bound=np.zeros(shape),
+            chance_reach=np.zeros(compiled.num_nodes),
+            last_slot=np.full(shape, -1, dtype=np.int32),
+        )
+        regret_pruning.prepare(
+            tree, cached["upper_bound"], np.zeros(shape), cached["chance_reach"],
+            cached["last_slot"], cached["max_increment"],
+        )
+        # left writable: read-only arrays would be a second numba type, and a second
+        # compilation of the whole kernel for the trainers that use them
+        compiled._cache["pruning_bounds"] = cached
+    return cached
 
 
 def alias_tables(tree) -> tuple[np.ndarray, np.ndarray]:
