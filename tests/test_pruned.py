@@ -25,7 +25,7 @@ def assert_same_iterates(a, b, steps: int, tol: float = 1e-12) -> None:
         a.iterate(1)
         b.iterate(1)
         np.testing.assert_allclose(a.average_policy().table, b.average_policy().table, atol=tol, rtol=0)
-        np.testing.assert_allclose(a._ws.regret, b._ws.regret, atol=tol, rtol=0)
+        np.testing.assert_allclose(a._state.regret, b._state.regret, atol=tol, rtol=0)
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN))
@@ -146,7 +146,7 @@ def test_regret_pruning_static_data(game):
     compiled = compile_game(game)
     tree = compiled.tree
     trainer = PrunedCFR(compiled)
-    ws = trainer._ws
+    ws = trainer._statics
     for player in range(2):
         upper, _ = _python_bounds(compiled, player)
         np.testing.assert_allclose(ws.upper_bound[player], [upper[n] for n in range(len(upper))], atol=1e-12)
@@ -169,18 +169,18 @@ def test_regret_pruning_static_data(game):
 def test_settle_is_a_clairvoyant_best_response_to_summed_reach():
     game = KuhnPoker()
     trainer = PrunedCFR(game)
-    ws, tree = trainer._ws, trainer.game.tree
+    state, statics, tree = trainer._state, trainer._statics, trainer.game.tree
     rng = np.random.default_rng(3)
-    ws.strategy_sum[:] = rng.uniform(0, 5, size=ws.strategy_sum.shape)
-    ws.accumulations[:] = 7
-    ws.snapshot[:] = rng.uniform(0, 1, size=ws.snapshot.shape)
-    before = ws.snapshot.copy()
+    state.strategy_sum[:] = rng.uniform(0, 5, size=state.strategy_sum.shape)
+    state.accumulations[:] = 7
+    state.snapshot[:] = rng.uniform(0, 1, size=state.snapshot.shape)
+    before = state.snapshot.copy()
     slot = tree.infoset_first_slot[trainer.game.key_index["Q"]] + 1  # player 0 bets a queen
-    value, touched = regret_pruning._settle(tree, ws, 0, slot)
+    value, touched = regret_pruning._settle(tree, statics, state, trainer._scratch, 0, slot)
 
     def leaf_weight(z):
-        q = ws.last_slot[1, z]
-        return ws.chance_reach[z] * (ws.strategy_sum[q] if q >= 0 else 7.0)
+        q = statics.last_slot[1, z]
+        return statics.chance_reach[z] * (state.strategy_sum[q] if q >= 0 else 7.0)
 
     def best(n):
         m = tree.node_num_children[n]
@@ -199,7 +199,7 @@ def test_settle_is_a_clairvoyant_best_response_to_summed_reach():
         bet = tree.node_first_child[h] + 1
         for j in range(2):
             z = tree.node_first_child[bet] + j
-            assert ws.snapshot[0, z] == pytest.approx(leaf_weight(z))
+            assert state.snapshot[0, z] == pytest.approx(leaf_weight(z))
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -15,10 +15,10 @@ def test_same_seed_is_bit_identical_and_seeds_differ():
     a = ChanceSampledCFR(game, seed=11).iterate(2000)
     b = ChanceSampledCFR(game, seed=11).iterate(1500).iterate(500)
     c = ChanceSampledCFR(game, seed=12).iterate(2000)
-    np.testing.assert_array_equal(a._ws.regret, b._ws.regret)
+    np.testing.assert_array_equal(a._state.regret, b._state.regret)
     np.testing.assert_array_equal(a.average_policy().table, b.average_policy().table)
     assert a.nodes_touched == b.nodes_touched
-    assert not np.array_equal(a._ws.regret, c._ws.regret)
+    assert not np.array_equal(a._state.regret, c._state.regret)
 
 
 def test_unseeded_trainers_record_their_seed():
@@ -26,7 +26,7 @@ def test_unseeded_trainers_record_their_seed():
     b = ChanceSampledCFR(KuhnPoker(), seed=a.seed)
     a.iterate(100)
     b.iterate(100)
-    np.testing.assert_array_equal(a._ws.regret, b._ws.regret)
+    np.testing.assert_array_equal(a._state.regret, b._state.regret)
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "7", True])
@@ -39,14 +39,14 @@ def test_alias_tables_sample_the_chance_probabilities():
     game = RandomGame(seed=5, num_players=2, max_depth=5, max_nodes=300)
     trainer = ChanceSampledCFR(game, seed=0)
     tree = trainer.game.tree
-    from cfrkit._kernels.traverse import _sample_outcome
+    from cfrkit._kernels.chance import sample_outcome
 
     for n in np.flatnonzero(tree.node_kind == 1):
         start = tree.node_slot[n] - tree.num_action_slots
         m = tree.node_num_children[n]
         draws = 40_000
         counts = np.bincount(
-            [_sample_outcome(trainer._ws.rng, trainer._ws.alias_prob, trainer._ws.alias_index, start, m)
+            [sample_outcome(trainer._state.rng, trainer._statics.alias_prob, trainer._statics.alias_index, start, m)
              for _ in range(draws)], minlength=m)
         probs = tree.chance_prob[start : start + m]
         # 5 standard errors of a binomial proportion
@@ -70,15 +70,15 @@ def test_sampled_regret_increments_are_unbiased(game):
     # Every infoset fixed: the profile never changes, so each iteration adds one independent
     # sampled regret increment; vanilla CFR adds the exact one.
     profile = _fixed_profile(game, 1)
-    exact = VanillaCFR(game, fixed=profile).iterate(1)._ws.regret.copy()
+    exact = VanillaCFR(game, fixed=profile).iterate(1)._state.regret.copy()
     sampled = ChanceSampledCFR(game, seed=2024, fixed=profile)
     samples = 20_000
     increments = np.empty((samples, exact.shape[0]))
     previous = np.zeros_like(exact)
     for k in range(samples):
         sampled.iterate(1)
-        increments[k] = sampled._ws.regret - previous
-        previous = sampled._ws.regret.copy()
+        increments[k] = sampled._state.regret - previous
+        previous = sampled._state.regret.copy()
     mean = increments.mean(axis=0)
     stderr = increments.std(axis=0, ddof=1) / np.sqrt(samples)
     # |mean - exact| within 5 standard errors per slot: with ~100 slots the chance of a false
@@ -92,7 +92,7 @@ def test_without_chance_nodes_sampling_is_vanilla():
         vanilla = VanillaCFR(game).iterate(200)
         sampled = ChanceSampledCFR(game, seed=1).iterate(200)
         np.testing.assert_allclose(sampled.average_policy().table, vanilla.average_policy().table, atol=1e-12)
-        np.testing.assert_allclose(sampled._ws.regret, vanilla._ws.regret, atol=1e-12)
+        np.testing.assert_allclose(sampled._state.regret, vanilla._state.regret, atol=1e-12)
 
 
 def test_kuhn_two_player_convergence():
@@ -135,7 +135,7 @@ def test_joint_walk_matches_per_player_passes(game):
     profile = _fixed_profile(game, 4)
     joint = ChanceSampledCFR(game, seed=9, alternating=False, fixed=profile).iterate(3000)
     passes = ChanceSampledCFR(game, seed=9, fixed=profile).iterate(3000)
-    np.testing.assert_allclose(joint._ws.regret, passes._ws.regret, atol=1e-9, rtol=1e-12)
-    np.testing.assert_allclose(joint._ws.strategy_sum, passes._ws.strategy_sum, atol=1e-9, rtol=1e-12)
+    np.testing.assert_allclose(joint._state.regret, passes._state.regret, atol=1e-9, rtol=1e-12)
+    np.testing.assert_allclose(joint._state.strategy_sum, passes._state.strategy_sum, atol=1e-9, rtol=1e-12)
     # one walk touches each sampled node once, the passes once per player
     assert joint.nodes_touched * game.num_players == pytest.approx(passes.nodes_touched, rel=0.02)

@@ -15,23 +15,44 @@ from .evaluation import (
 )
 from .game import Game, GameError, History, InfoSet
 from .policy import Policy
-from .trainers import ChanceSampledCFR, PrunedCFR, Trainer, VanillaCFR
+from .rules import RegretRule
+from .trainers import (
+    CFR,
+    CFRPlus,
+    ChanceSampledCFR,
+    DCFRPlus,
+    DiscountedCFR,
+    LinearCFR,
+    PDCFRPlus,
+    PredictiveCFRPlus,
+    PrunedCFR,
+    Trainer,
+    VanillaCFR,
+)
 from .tree import CompiledGame, GameTree, compile_game
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BestResponse",
+    "CFR",
+    "CFRPlus",
     "ChanceSampledCFR",
     "CompiledGame",
+    "DCFRPlus",
+    "DiscountedCFR",
     "Evaluation",
     "Game",
     "GameError",
     "GameTree",
     "History",
     "InfoSet",
+    "LinearCFR",
+    "PDCFRPlus",
     "Policy",
+    "PredictiveCFRPlus",
     "PrunedCFR",
+    "RegretRule",
     "Trainer",
     "VanillaCFR",
     "best_response",

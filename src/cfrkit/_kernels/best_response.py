@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .traverse import full_forward
+from .full_pass import full_forward
 
 
 @njit(cache=True)

@@ -37,6 +37,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .update import correct_regret
+
 # window states, one per decision slot
 NONE, OPEN, CLOSING, OPENING = 0, 1, 2, 3
 
@@ -106,19 +108,19 @@ def prepare(tree, upper, lower, chance_reach, last_slot, max_increment) -> None:
 
 
 @njit(cache=True, _nrt=False)
-def _cumulative_reach(ws, opponent: int, z: int) -> float:
+def _cumulative_reach(statics, state, opponent: int, z: int) -> float:
     """``pi_c(z)`` times the opponent's cumulative sequence weight at ``z`` (two players)."""
-    q = ws.last_slot[opponent, z]
-    weight = ws.strategy_sum[q] if q >= 0 else float(ws.accumulations[opponent])
-    return ws.chance_reach[z] * weight
+    q = statics.last_slot[opponent, z]
+    weight = state.strategy_sum[q] if q >= 0 else float(state.accumulations[opponent])
+    return statics.chance_reach[z] * weight
 
 
 @njit(cache=True, _nrt=False)
-def _settle(tree, ws, player: int, slot: int) -> tuple:
+def _settle(tree, statics, state, scratch, player: int, slot: int) -> tuple:
     """Walk the subtrees behind ``slot`` once: the window's best-response value, new snapshots.
 
     For every history ``h`` of the slot's infoset, the subtree below ``h a`` is collected
-    breadth-first into ``ws.subtree_queue`` and evaluated bottom-up in ``ws.scratch``: at a
+    breadth-first into ``scratch.subtree_queue`` and evaluated bottom-up in ``scratch.work``: at a
     leaf, (others' reach summed since the last snapshot) x utility; ``player``'s nodes take
     the maximum, all others the sum. Leaves' snapshots move to now. Returns
     ``(value, nodes touched)``.
@@ -126,8 +128,8 @@ def _settle(tree, ws, player: int, slot: int) -> tuple:
     opponent = 1 - player
     infoset = tree.slot_infoset[slot]
     action = slot - tree.infoset_first_slot[infoset]
-    queue = ws.subtree_queue
-    scratch = ws.scratch
+    queue = scratch.subtree_queue
+    work = scratch.work
     total = 0.0
     touched = 0
     for k in range(tree.infoset_node_start[infoset], tree.infoset_node_start[infoset + 1]):
@@ -147,46 +149,46 @@ def _settle(tree, ws, player: int, slot: int) -> tuple:
             n = queue[q]
             m = tree.node_num_children[n]
             if m == 0:
-                now = _cumulative_reach(ws, opponent, n)
-                scratch[n] = (now - ws.snapshot[player, n]) * tree.utility[player, n]
-                ws.snapshot[player, n] = now
+                now = _cumulative_reach(statics, state, opponent, n)
+                work[n] = (now - state.snapshot[player, n]) * tree.utility[player, n]
+                state.snapshot[player, n] = now
                 continue
             c = tree.node_first_child[n]
             if tree.node_player[n] == player:
-                best = scratch[c]
+                best = work[c]
                 for j in range(1, m):
-                    best = max(best, scratch[c + j])
-                scratch[n] = best
+                    best = max(best, work[c + j])
+                work[n] = best
             else:
                 acc = 0.0
                 for j in range(m):
-                    acc += scratch[c + j]
-                scratch[n] = acc
-        total += scratch[root]
+                    acc += work[c + j]
+                work[n] = acc
+        total += work[root]
     return total, touched
 
 
 @njit(cache=True, _nrt=False)
-def _close(tree, ws, player: int, slot: int) -> int:
+def _close(tree, statics, state, scratch, player: int, slot: int) -> int:
     """Settle the window of ``slot`` into its regret; returns the nodes touched."""
-    value, touched = _settle(tree, ws, player, slot)
-    ws.regret[slot] += value - ws.bound_extra[slot]
-    ws.bound_extra[slot] = 0.0
-    ws.window[slot] = NONE
+    value, touched = _settle(tree, statics, state, scratch, player, slot)
+    correct_regret(state, slot, value - state.bound_extra[slot])
+    state.bound_extra[slot] = 0.0
+    state.window[slot] = NONE
     return touched
 
 
 @njit(cache=True, _nrt=False)
-def _close_windows_below(tree, ws, player: int, slot: int) -> int:
+def _close_windows_below(tree, statics, state, scratch, player: int, slot: int) -> int:
     """Settle every open window of ``player`` inside the subtrees behind ``slot``.
 
-    The subtrees are collected into ``ws.queue`` (free between passes) and scanned for the
+    The subtrees are collected into ``scratch.queue`` (free between passes) and scanned for the
     player's own nodes; their infosets lie wholly inside (perfect recall). Returns the nodes
     touched.
     """
     infoset = tree.slot_infoset[slot]
     action = slot - tree.infoset_first_slot[infoset]
-    queue = ws.queue
+    queue = scratch.queue
     tail = 0
     for k in range(tree.infoset_node_start[infoset], tree.infoset_node_start[infoset + 1]):
         queue[tail] = tree.node_first_child[tree.infoset_nodes[k]] + action
@@ -208,78 +210,79 @@ def _close_windows_below(tree, ws, player: int, slot: int) -> int:
         inner = tree.node_infoset[n]
         start = tree.infoset_first_slot[inner]
         for other in range(start, start + tree.infoset_num_actions[inner]):
-            if ws.window[other] == OPEN or ws.window[other] == CLOSING:
-                touched += _close(tree, ws, player, other)
+            if state.window[other] == OPEN or state.window[other] == CLOSING:
+                touched += _close(tree, statics, state, scratch, player, other)
     return touched
 
 
 @njit(cache=True, _nrt=False)
-def _under_open_window(tree, ws, infoset: int) -> bool:
+def _under_open_window(tree, state, infoset: int) -> bool:
     s = tree.infoset_parent_slot[infoset]
     while s >= 0:
-        if ws.window[s] != NONE and ws.window[s] != OPENING:
+        if state.window[s] != NONE and state.window[s] != OPENING:
             return True
         s = tree.infoset_parent_slot[tree.slot_infoset[s]]
     return False
 
 
 @njit(cache=True, _nrt=False)
-def begin_pass(tree, ws, player: int) -> int:
+def begin_pass(tree, statics, state, scratch, player: int) -> int:
     """Before ``player``'s pass: close the windows due to close, open those due to open.
 
     Works through the slots :func:`end_pass` marked, in the order they were marked (a
     player's earlier infosets first, so an opening window can see the windows above it).
-    Returns the nodes touched by the settling walks. Writes ``ws.window``, ``ws.regret``,
-    ``ws.bound_extra``, ``ws.snapshot``, the pending list and the scratch buffers in place.
+    Returns the nodes touched by the settling walks. Writes the window state, regrets (through
+    :func:`.update.correct_regret`), the pending list and the scratch buffers in place.
     """
     touched = 0
-    for k in range(ws.pending_count[player]):
-        slot = ws.pending[player, k]
-        state = ws.window[slot]
-        if state == CLOSING:
-            touched += _close(tree, ws, player, slot)
+    for k in range(state.pending_count[player]):
+        slot = state.pending[player, k]
+        mark = state.window[slot]
+        if mark == CLOSING:
+            touched += _close(tree, statics, state, scratch, player, slot)
             # still prunable after settling: reopen at once (the snapshots are fresh)
-            if ws.probs[slot] == 0.0 and ws.regret[slot] + ws.max_increment[slot] <= 0.0:
-                ws.window[slot] = OPEN
-        elif state == OPENING:
+            if state.probs[slot] == 0.0 and state.regret[slot] + statics.max_increment[slot] <= 0.0:
+                state.window[slot] = OPEN
+        elif mark == OPENING:
             infoset = tree.slot_infoset[slot]
-            if _under_open_window(tree, ws, infoset):
-                ws.window[slot] = NONE
+            if _under_open_window(tree, state, infoset):
+                state.window[slot] = NONE
                 continue
-            touched += _close_windows_below(tree, ws, player, slot)  # windows never nest
-            _, walked = _settle(tree, ws, player, slot)  # take the snapshots
+            touched += _close_windows_below(tree, statics, state, scratch, player, slot)  # no nesting
+            _, walked = _settle(tree, statics, state, scratch, player, slot)  # take the snapshots
             touched += walked
-            ws.bound_extra[slot] = 0.0
-            ws.window[slot] = OPEN
-    ws.pending_count[player] = 0
+            state.bound_extra[slot] = 0.0
+            state.window[slot] = OPEN
+    state.pending_count[player] = 0
     return touched
 
 
 @njit(cache=True, _nrt=False)
-def end_pass(tree, ws, player: int) -> None:
+def end_pass(tree, statics, state, scratch, player: int) -> None:
     """After a strategy refresh: mark ``player``'s windows to open or close at its next pass.
 
-    Only the infosets the pass visited (``ws.visited``) can change state: elsewhere neither
-    the regrets nor the strategy moved. Marked slots go to ``ws.pending[player]``.
+    Only the infosets the pass visited (``scratch.visited``) can change state: elsewhere
+    neither the regrets nor the strategy moved. Marked slots go to ``state.pending[player]``.
     """
-    for k in range(ws.visited_count[0]):
-        infoset = ws.visited[k]
+    for k in range(scratch.visited_count[0]):
+        infoset = scratch.visited[k]
         if tree.infoset_player[infoset] != player:
             continue
         start = tree.infoset_first_slot[infoset]
         for slot in range(start, start + tree.infoset_num_actions[infoset]):
-            state = ws.window[slot]
-            if state == OPEN:
-                if ws.probs[slot] != 0.0 or ws.regret[slot] + ws.max_increment[slot] > 0.0:
-                    ws.window[slot] = CLOSING
-                    _mark(ws, player, slot)
-            elif state == NONE:
-                if ws.probs[slot] == 0.0 and ws.regret[slot] + ws.max_increment[slot] <= 0.0:
-                    ws.window[slot] = OPENING
-                    _mark(ws, player, slot)
+            mark = state.window[slot]
+            bound = state.regret[slot] + statics.max_increment[slot]
+            if mark == OPEN:
+                if state.probs[slot] != 0.0 or bound > 0.0:
+                    state.window[slot] = CLOSING
+                    _mark(state, player, slot)
+            elif mark == NONE:
+                if state.probs[slot] == 0.0 and bound <= 0.0:
+                    state.window[slot] = OPENING
+                    _mark(state, player, slot)
 
 
 @njit(cache=True, _nrt=False)
-def _mark(ws, player: int, slot: int) -> None:
-    ws.pending[player, ws.pending_count[player]] = slot
-    ws.pending_count[player] += 1
+def _mark(state, player: int, slot: int) -> None:
+    state.pending[player, state.pending_count[player]] = slot
+    state.pending_count[player] += 1

@@ -1,31 +1,59 @@
-"""State and read-out shared by every trainer."""
+"""What every trainer shares: construction, ``iterate``, counters and policies.
+
+A trainer is one *traversal* (a subclass: full, pruned or chance-sampled passes) and one
+*regret rule* (:class:`~cfrkit.rules.RegretRule`, a value). Both are fixed at construction:
+the buffers are sized for them, so they are read-only properties afterwards.
+"""
 
 from __future__ import annotations
 
 import abc
+import time
 from collections.abc import Hashable, Mapping
+from typing import NamedTuple
 
 import numpy as np
 
-from .._kernels import regret_pruning
-from .._kernels.traverse import Config, Workspace, cfr_iterations
+from .._kernels.update import synced_regrets
 from ..game import Game, InfoSet
 from ..policy import Policy, policy_rows
-from ..tree import CHANCE, CompiledGame, compile_game
+from ..rules import RegretRule, checked_schedule
+from ..state import Scratch, TrainerState, new_scratch, new_state
+from ..statics import Statics, statics_for
+from ..tree import CompiledGame, compile_game
 
 __all__ = ["Trainer"]
+
+# iterate() runs blocks of iterations, each one kernel call of about this many seconds: long
+# enough that the call overhead (~10 us) vanishes, short enough that counters and arrays agree
+# often (every block boundary is a consistent state)
+_BLOCK_SECONDS = 0.01
+_MAX_BLOCK = 1 << 17
+
+
+class Buffers(NamedTuple):
+    """Which optional buffers a traversal uses."""
+
+    queued: bool = False  # pruned or sampled passes (a queue, a visited list)
+    sampling: bool = False  # chance sampling (alias tables, sample stamps)
+    joint: bool = False  # one sampled walk for every player (per-node reach of each player)
+    regret_pruning: bool = False  # pruning windows and value bounds
+    bounds: bool = False  # value bounds and chance reach (regret-based or threshold pruning)
 
 
 class Trainer(abc.ABC):
     """A regret minimiser over a compiled game: its arrays, its counters and its policies.
 
-    Subclasses choose the traversal's switches (:meth:`_config`); every trainer runs the same
-    kernel family, one kernel call per :meth:`iterate`.
-
     Parameters
     ----------
     game : Game or CompiledGame
         The game to solve.
+    rule : RegretRule
+        How instantaneous regrets are folded in and iterates averaged.
+    alternating : bool
+        ``True``: players update in order 0..n-1, each seeing the others' freshest strategies
+        (OpenSpiel's ``CFRSolver`` convention). ``False``: simultaneous updates, every player's
+        regrets from the same profile.
     fixed : Policy or Mapping, optional
         ``{infoset key: {action: probability}}`` (or a sequence of probabilities in action
         order) for infosets whose strategy is held fixed -- node locking. The other infosets
@@ -36,130 +64,146 @@ class Trainer(abc.ABC):
     ----------
     game : CompiledGame
         The compiled game (``trainer.game.game`` is the object passed in).
-    iteration : int
-        Iterations completed.
-    nodes_touched : int
-        Tree nodes the kernels have read or written, summed over all passes: the work done,
-        for comparing trainers and measuring pruning. A vanilla iteration touches every node
-        once per player.
     """
 
-    def __init__(self, game: Game | CompiledGame, *, fixed: Policy | Mapping | None = None) -> None:
+    def __init__(
+        self,
+        game: Game | CompiledGame,
+        *,
+        rule: RegretRule,
+        alternating: bool,
+        fixed: Policy | Mapping | None,
+    ) -> None:
+        if not isinstance(rule, RegretRule):
+            raise TypeError(f"rule must be a cfrkit.RegretRule, got {type(rule).__name__}")
         self.game = compile_game(game)
-        self.iteration = 0
-        self.nodes_touched = 0
+        self._rule = rule
+        self._alternating = check_bool("alternating", alternating)
+        self._iteration = 0
+        self._nodes_touched = 0
+        self._block = 1
         tree = self.game.tree
-        config = self._config()
-        num_nodes = tree.node_kind.shape[0]
-        num_infosets = tree.infoset_player.shape[0]
-        num_players = tree.num_players
+        buffers = self._configure()
         # the current strategy over the decision slots, then the (constant) chance slots
         probs = np.concatenate([Policy.uniform(self.game).table, tree.chance_prob])
-        locked = np.zeros(num_infosets, dtype=np.bool_)
+        locked = np.zeros(self.game.num_infosets, dtype=np.bool_)
         self._fixed_rows = {} if fixed is None else policy_rows(self.game, fixed)
         for infoset, row in self._fixed_rows.items():
             start = tree.infoset_first_slot[infoset]
             probs[start : start + row.shape[0]] = row
             locked[infoset] = True
-
-        def buffer(used: bool, shape: tuple, dtype=np.float64, fill=0) -> np.ndarray:
-            """A workspace array, or an empty one when the trainer does not use it."""
-            return np.full(shape if used else (0,) * len(shape), fill, dtype=dtype)
-
-        pruning = config.regret_pruning
-        sampling = config.sample_chance
-        num_slots = tree.num_action_slots
-        alias_prob, alias_index = (
-            alias_tables(tree) if sampling else (np.zeros(0), np.zeros(0, dtype=np.int32))
+        self._lazy = buffers.queued and rule.discounts
+        self._state: TrainerState = new_state(
+            tree, probs, locked, predictive=rule.predictive, lazy_discount=self._lazy,
+            queued=buffers.queued, regret_pruning=buffers.regret_pruning,
         )
-        self._ws = Workspace(
-            probs=probs,
-            regret=np.zeros(num_slots),
-            strategy_sum=np.zeros(num_slots),
-            locked=locked,
-            reach=np.zeros(num_nodes),
-            value=tree.utility.copy(),  # terminal entries stay fixed, internal ones are rewritten
-            own_reach=np.zeros(num_infosets),
-            joint_reach=buffer(
-                sampling and not config.alternating and not config.sample_per_player,
-                (num_nodes, num_players),
-            ),
-            baseline=np.zeros(num_infosets),
-            queue=buffer(config.dynamic, (num_nodes,), np.int32),
-            accumulations=np.zeros(num_players, dtype=np.int64),
-            window=buffer(pruning, (num_slots,), np.int8),
-            bound_extra=buffer(pruning, (num_slots,)),
-            **(pruning_bounds(self.game) if pruning else dict(
-                max_increment=np.zeros(0), upper_bound=np.zeros((0, 0)),
-                chance_reach=np.zeros(0), last_slot=np.zeros((0, 0), dtype=np.int32),
-            )),
-            snapshot=buffer(pruning, (num_players, num_nodes)),
-            scratch=buffer(pruning, (num_nodes,)),
-            subtree_queue=buffer(pruning, (num_nodes,), np.int32),
-            pending=buffer(pruning, (num_players, num_slots), np.int32),
-            pending_count=np.zeros(num_players, dtype=np.int64),
-            visited=buffer(config.dynamic, (num_infosets,), np.int32),
-            visited_stamp=buffer(config.dynamic, (num_infosets,), np.int64, -1),
-            visited_count=np.zeros(2, dtype=np.int64),
-            sampled_child=buffer(sampling, (num_nodes,), np.int32),
-            sample_stamp=buffer(sampling, (num_nodes,), np.int64, -1),
-            sample_id=np.zeros(1, dtype=np.int64),
-            alias_prob=alias_prob,
-            alias_index=alias_index,
-            rng=np.zeros(4, dtype=np.uint64),
+        self._scratch: Scratch = new_scratch(
+            tree, queued=buffers.queued, sampling=buffers.sampling, joint=buffers.joint,
+            regret_pruning=buffers.regret_pruning,
         )
+        self._statics: Statics = statics_for(
+            self.game, sampling=buffers.sampling, pruning=buffers.bounds
+        )
+
+    # -- the traversal, for subclasses ------------------------------------------------------------
+    @abc.abstractmethod
+    def _configure(self) -> Buffers:
+        """Settle the traversal's switches against the compiled game and the rule (raising
+        ValueError where a combination is unsound); return the optional buffers it uses.
+
+        Called once, in ``__init__``, after :attr:`game` and :attr:`rule` are set.
+        """
+
+    @abc.abstractmethod
+    def _run(self, schedule: np.ndarray) -> int:
+        """Run ``len(schedule)`` iterations in one kernel call; return the nodes touched."""
+
+    # -- switches (fixed at construction) ---------------------------------------------------------
+    @property
+    def rule(self) -> RegretRule:
+        """The regret rule (fixed at construction)."""
+        return self._rule
+
+    @property
+    def alternating(self) -> bool:
+        """Alternating (``True``) or simultaneous updates (fixed at construction)."""
+        return self._alternating
+
+    @property
+    def iteration(self) -> int:
+        """Iterations completed (always those whose updates are in the arrays)."""
+        return self._iteration
+
+    @property
+    def nodes_touched(self) -> int:
+        """Tree nodes the kernels have read or written, summed over all passes.
+
+        The work done, for comparing trainers and measuring pruning. A full-pass iteration
+        touches every node once per player.
+        """
+        return self._nodes_touched
 
     @property
     def infosets(self) -> Mapping[str, InfoSet]:
         """Infoset key -> :class:`InfoSet` record (key, player, actions)."""
         return self.game.infosets
 
+    # -- running ------------------------------------------------------------------------------
     def iterate(self, n: int = 1) -> "Trainer":
-        """Run ``n`` iterations in a single kernel call; return ``self`` for chaining."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        """Run ``n`` iterations; return ``self`` for chaining.
+
+        The iterations run inside numba in blocks of about 10 ms each (one kernel call per
+        block); :attr:`iteration` and the arrays agree at every block boundary.
+        """
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"n must be a non-negative integer, got {n!r}")
-        if n:
-            self.nodes_touched += int(self._run(int(n)))
-            self.iteration += int(n)
+        remaining = int(n)
+        while remaining:
+            count = min(self._block, remaining)
+            schedule = checked_schedule(self._rule, self._iteration + 1, count)
+            start = time.perf_counter()
+            touched = self._run(schedule)
+            elapsed = time.perf_counter() - start
+            self._iteration += count
+            self._nodes_touched += int(touched)
+            remaining -= count
+            if count == self._block and elapsed < _BLOCK_SECONDS / 2:
+                self._block = min(2 * self._block, _MAX_BLOCK)
+            elif elapsed > 2 * _BLOCK_SECONDS and self._block > 1:
+                self._block //= 2
         return self
 
-    @abc.abstractmethod
-    def _config(self) -> Config:
-        """The traversal switches of this trainer."""
-
-    def _run(self, n: int) -> int:
-        """Run ``n`` iterations in one kernel call; return the number of nodes touched."""
-        config = self._config()
-        return cfr_iterations(
-            self.game.tree, self._ws, n, config.alternating, config.dynamic,
-            config.regret_pruning, config.sample_chance, config.sample_per_player,
-            config.threshold,
-        )
-
+    # -- reading ------------------------------------------------------------------------------
     def current_policy(self) -> Policy:
         """The strategy of the next iteration, from regret matching (a fresh copy)."""
-        return Policy(self.game, self._ws.probs[: self.game.tree.num_action_slots])
+        return Policy(self.game, self._state.probs[: self.game.tree.num_action_slots])
 
     def average_policy(self) -> Policy:
         """The average strategy, the one that converges to equilibrium (a fresh copy).
 
         ``sum_t w_t pi_i^t(I) sigma^t(I, a)`` normalised per infoset, where ``pi_i^t(I)`` is
-        the acting player's own reach; uniform at infosets whose weights are all zero. Fixed
-        infosets show their fixed rows.
+        the acting player's own reach and ``w_t`` the rule's iterate weight; uniform at
+        infosets whose weights are all zero. Fixed infosets show their fixed rows.
         """
-        table = normalise_rows(self.game, self._ws.strategy_sum)
+        table = normalise_rows(self.game, self._state.strategy_sum)
         for infoset, row in self._fixed_rows.items():
             start = self.game.tree.infoset_first_slot[infoset]
             table[start : start + row.shape[0]] = row
         return Policy(self.game, table)
 
     def cumulative_regrets(self) -> dict[str, dict[Hashable, float]]:
-        """``{key: {action: cumulative regret}}``, a fresh copy."""
-        return self._rows(self._ws.regret)
+        """``{key: {action: cumulative regret}}`` as of now, a fresh copy.
+
+        Under a discounting rule this is the discounted sum (for Linear CFR, ``sum_t t r^t``
+        divided by ``T + 1``).
+        """
+        regrets = np.empty(self.game.tree.num_action_slots)
+        synced_regrets(self.game.tree, self._state, regrets)
+        return self._rows(regrets)
 
     def strategy_sums(self) -> dict[str, dict[Hashable, float]]:
         """``{key: {action: unnormalised average-strategy weight}}``, a fresh copy."""
-        return self._rows(self._ws.strategy_sum)
+        return self._rows(self._state.strategy_sum)
 
     def _rows(self, values: np.ndarray) -> dict[str, dict[Hashable, float]]:
         first = self.game.tree.infoset_first_slot
@@ -169,7 +213,7 @@ class Trainer(abc.ABC):
         }
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.game.game!r}, iteration={self.iteration})"
+        return f"{type(self).__name__}({self.game.game!r}, iteration={self._iteration})"
 
 
 def normalise_rows(compiled: CompiledGame, weights: np.ndarray) -> np.ndarray:
@@ -180,63 +224,6 @@ def normalise_rows(compiled: CompiledGame, weights: np.ndarray) -> np.ndarray:
     uniform = 1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions)
     safe = np.where(per_slot > 0.0, per_slot, 1.0)
     return np.where(per_slot > 0.0, weights / safe, uniform)
-
-
-def pruning_bounds(compiled: CompiledGame) -> dict[str, np.ndarray]:
-    """The static data of regret-based pruning, computed once per compiled game.
-
-    Upper value bounds, chance reach, each player's last slot per node and the per-slot bound
-    of one pass's regret increment depend on the tree alone; the kernels only read them, so
-    every trainer on the game shares the same arrays.
-    """
-    cached = compiled._cache.get("pruning_bounds")
-    if cached is None:
-        tree = compiled.tree
-        shape = (tree.num_players, compiled.num_nodes)
-        cached = dict(
-            max_increment=np.zeros(tree.num_action_slots),
-            upper_bound=np.zeros(shape),
-            chance_reach=np.zeros(compiled.num_nodes),
-            last_slot=np.full(shape, -1, dtype=np.int32),
-        )
-        regret_pruning.prepare(
-            tree, cached["upper_bound"], np.zeros(shape), cached["chance_reach"],
-            cached["last_slot"], cached["max_increment"],
-        )
-        # left writable: read-only arrays would be a second numba type, and a second
-        # compilation of the whole kernel for the trainers that use them
-        compiled._cache["pruning_bounds"] = cached
-    return cached
-
-
-def alias_tables(tree) -> tuple[np.ndarray, np.ndarray]:
-    """Walker's alias tables (Vose's construction) for every chance node, over the chance slots.
-
-    Sampling outcome ``k`` uniformly from ``m`` and keeping it with probability
-    ``alias_prob[s + k]`` (else taking ``alias_index[s + k]``) draws each outcome with its
-    chance probability, in O(1) whatever ``m``.
-    """
-    num_chance = tree.chance_prob.shape[0]
-    alias_prob = np.ones(num_chance)
-    alias_index = np.zeros(num_chance, dtype=np.int32)
-    offset = tree.num_action_slots
-    for n in np.flatnonzero(tree.node_kind == CHANCE):
-        start = tree.node_slot[n] - offset
-        m = int(tree.node_num_children[n])
-        scaled = tree.chance_prob[start : start + m] * m
-        small = [k for k in range(m) if scaled[k] < 1.0]
-        large = [k for k in range(m) if scaled[k] >= 1.0]
-        alias_index[start : start + m] = np.arange(m)
-        while small and large:
-            k, big = small.pop(), large[-1]
-            alias_prob[start + k] = scaled[k]
-            alias_index[start + k] = big
-            scaled[big] -= 1.0 - scaled[k]
-            if scaled[big] < 1.0:
-                small.append(large.pop())
-        for k in small + large:  # what is left is 1 up to rounding
-            alias_prob[start + k] = 1.0
-    return alias_prob, alias_index
 
 
 def check_bool(name: str, value: object) -> bool:

@@ -5,57 +5,66 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from .._kernels.traverse import Config
+import numpy as np
+
+from .._kernels.drivers import run_pruned
 from ..game import Game
 from ..policy import Policy
+from ..rules import RegretRule
 from ..tree import CompiledGame
-from .base import Trainer, check_bool
+from .base import Buffers, Trainer, check_bool
 
 __all__ = ["PrunedCFR"]
 
 
 class PrunedCFR(Trainer):
-    """Vanilla CFR with pruning: the same iterates, fewer nodes visited.
+    """CFR that skips subtrees: the same iterates as full passes, fewer nodes visited.
 
-    Three kinds of pruning, all switches of the one CFR traversal:
+    Three kinds of pruning, all switches of one queued traversal:
 
-    * **Partial (zero-reach) pruning**, always on and exact: while updating player ``i``, a
-      subtree the other players and chance reach with probability 0 adds nothing to ``i``'s
-      regrets (they are weighted by ``pi_{-i}``) and is not visited. The average strategy is
-      weighted by ``i``'s own reach, which the others' zeros do not change, so with
-      ``regret_pruning=False`` and ``threshold=0`` this trainer produces the same regrets and
-      average policy as :class:`VanillaCFR`, iteration for iteration.
+    * **Partial (zero-reach) pruning**, always on and exact for every rule: while updating
+      player ``i``, a subtree the other players and chance reach with probability 0 adds
+      nothing to ``i``'s regrets (they are weighted by ``pi_{-i}``) and is not visited. The
+      average strategy is weighted by ``i``'s own reach, which the others' zeros do not change,
+      so with ``regret_pruning=False`` and ``threshold=0`` this trainer produces the iterates of
+      :class:`CFR` with the same rule. Under a discounting rule the regrets of unvisited
+      infosets are discounted lazily (when next visited or read), with the same result.
     * **Regret-based pruning** (Brown and Sandholm 2015, "Regret-Based Pruning in Extensive-Form
-      Games"), ``regret_pruning=True``: an action of ``i`` that regret matching gives
-      probability 0 (its regret is not positive while another's is) leads to a subtree that is
-      not visited in ``i``'s pass. For its regret, the counterfactual value of the skipped
-      subtree is replaced by a static upper bound ``U(h a)`` (the best ``i`` could expect below,
-      maxing over every decision and averaging over chance), so the stored regret is always an
-      upper bound of the regret the action would have had. The action stays pruned exactly as
-      long as that bound is not positive -- as long as it provably could not have been played
-      -- and when it returns its subtree resumes from its stored regrets. Because the bound
-      replaces the subtree's values only on iterations where the action was not played, the
-      regret-matching guarantee (and so CFR's O(1/sqrt(T)) bound) is kept; the iterates
-      differ from vanilla CFR's only by that conservative bookkeeping. Since the others'
-      reach behind the pruned action is zero, their passes skip it too.
-    * **Threshold pruning**, ``threshold > 0``: additionally skip subtrees whose reach by the
-      others is below ``threshold`` (the approximate pruning of earlier CFR code). This is an
+      Games"), two-player games with the vanilla rule: an action of ``i`` that regret matching
+      gives probability 0 leads to a subtree that is not visited in ``i``'s pass. For its
+      regret, the counterfactual value of the skipped subtree is replaced by a static upper
+      bound ``U(h a)``, so the stored regret is always an upper bound of the regret the action
+      would have had; the action stays pruned exactly as long as that bound is not positive --
+      as long as it provably could not have been played -- and when it returns, the bounded
+      part is settled against a best response to the others' reach summed over the window.
+      CFR's regret bound is kept. The settlement reads that summed reach off the opponent's
+      *unweighted* cumulative sequence weights and adds to *plain* regret sums, so it is unsound
+      under any other rule (floors, discounts, predictions or weighted averages), and with
+      three or more players.
+    * **Threshold pruning**, ``threshold > 0``: also skip the subtrees the *other players* reach
+      with probability below ``threshold`` -- their reach without chance's factor, so that a
+      deep deal (1/120 per history at Leduc's second card) does not hide whole rounds. An
       approximation: skipped subtrees keep the value of their last visit, so regrets are no
       longer exact. Use it for speed when small errors are acceptable.
 
-    Cost: at most vanilla's; ``nodes_touched`` counts every node actually read or written.
-    Prefer it over :class:`VanillaCFR` on games with many dominated actions (poker-like games).
+    Cost: at most a full pass's nodes; ``nodes_touched`` counts every node actually read or
+    written. A queued pass costs more per node than a full one, so pruning pays in wall time on
+    games where many actions end up with probability zero (larger poker-like games).
 
     Parameters
     ----------
     game : Game or CompiledGame
         The game to solve.
-    regret_pruning : bool, optional
-        Turn regret-based pruning on (default) or off.
+    rule : RegretRule, optional
+        The regret rule (default: vanilla).
+    regret_pruning : bool or None, optional
+        ``None`` (default): on where it is sound (two players, vanilla rule). ``True``: on,
+        ValueError where unsound. ``False``: off.
     threshold : float, optional
-        Reach below which subtrees are skipped (default 0: exact pruning only).
+        Others' reach (chance excluded) below which subtrees are skipped, in ``[0, 1)``
+        (default 0: exact pruning only).
     alternating : bool, optional
-        Alternating (default) or simultaneous updates, as in :class:`VanillaCFR`.
+        Alternating (default) or simultaneous updates, as in :class:`CFR`.
     fixed : Policy or Mapping, optional
         Infosets whose strategy is held fixed (see :class:`Trainer`).
     """
@@ -64,28 +73,70 @@ class PrunedCFR(Trainer):
         self,
         game: Game | CompiledGame,
         *,
-        regret_pruning: bool = True,
+        rule: RegretRule = RegretRule(),
+        regret_pruning: bool | None = None,
         threshold: float = 0.0,
         alternating: bool = True,
         fixed: Policy | Mapping | None = None,
     ) -> None:
-        self.regret_pruning = check_bool("regret_pruning", regret_pruning)
-        self.alternating = check_bool("alternating", alternating)
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        if regret_pruning is not None:
+            regret_pruning = check_bool("regret_pruning", regret_pruning)
+        if isinstance(threshold, (bool, np.bool_)) or not isinstance(
+            threshold, (int, float, np.integer, np.floating)
+        ):
             raise ValueError(f"threshold must be a number in [0, 1), got {threshold!r}")
         if not (math.isfinite(threshold) and 0.0 <= threshold < 1.0):
             raise ValueError(f"threshold must be in [0, 1), got {threshold!r}")
-        self.threshold = float(threshold)
-        super().__init__(game, fixed=fixed)
+        self._threshold = float(threshold)
+        self._requested_pruning = regret_pruning
+        super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
+
+    @property
+    def regret_pruning(self) -> bool:
+        """Whether regret-based pruning runs (fixed at construction)."""
+        return self._regret_pruning
 
     @property
     def regret_pruning_active(self) -> bool:
-        """Whether regret-based pruning runs: asked for, and the game has two players."""
-        return self.regret_pruning and self.game.num_players == 2
+        """Whether regret-based pruning runs (the same as :attr:`regret_pruning`)."""
+        return self._regret_pruning
 
-    def _config(self) -> Config:
-        return Config(
-            alternating=self.alternating, dynamic=True, threshold=self.threshold,
-            regret_pruning=self.regret_pruning_active, sample_chance=False,
-            sample_per_player=False,
+    @property
+    def threshold(self) -> float:
+        """The others' reach below which subtrees are skipped (fixed at construction)."""
+        return self._threshold
+
+    def _configure(self) -> Buffers:
+        self._regret_pruning = _regret_pruning_switch(
+            self._requested_pruning, self._rule, self.game.num_players
         )
+        return Buffers(
+            queued=True, regret_pruning=self._regret_pruning,
+            bounds=self._regret_pruning or self._threshold > 0.0,
+        )
+
+    def _run(self, schedule: np.ndarray) -> int:
+        return run_pruned(
+            self.game.tree, self._statics, self._state, self._scratch, schedule,
+            self._alternating, self._threshold, self._regret_pruning, self._rule.floor,
+            self._rule.predictive, self._lazy,
+        )
+
+
+def _regret_pruning_switch(requested: bool | None, rule: RegretRule, players: int) -> bool:
+    """Whether regret-based pruning runs: asked for (or left to ``None``) and sound here."""
+    if requested is False:
+        return False
+    reasons = []
+    if not rule.is_vanilla:
+        reasons.append(
+            "its settlement adds to plain regret sums and reads the opponent's unweighted "
+            f"sequence weights, so it needs the vanilla rule, not {rule!r}"
+        )
+    if players > 2:
+        reasons.append(
+            f"its settlement needs the summed reach of one opponent; this game has {players} players"
+        )
+    if reasons and requested:
+        raise ValueError("regret_pruning=True is unsound here: " + "; ".join(reasons))
+    return not reasons

@@ -6,12 +6,13 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._kernels.drivers import run_chance_sampled
 from .._kernels.random import seed_state
-from .._kernels.traverse import Config
 from ..game import Game
 from ..policy import Policy
+from ..rules import RegretRule
 from ..tree import CompiledGame
-from .base import Trainer, check_bool
+from .base import Buffers, Trainer, check_bool
 
 __all__ = ["ChanceSampledCFR"]
 
@@ -22,12 +23,19 @@ class ChanceSampledCFR(Trainer):
     Each iteration samples one outcome at every chance node it reaches (from the chance
     probabilities) and walks all player actions below the sampled outcomes. Regrets use the
     sampled counterfactual value: the chance probabilities drop out of the reach because they
-    cancel against the probability of sampling, so each iteration's regret increment is an
-    unbiased estimate of vanilla CFR's (Lanctot, Waugh, Zinkevich and Bowling 2009, "Monte
+    cancel against the probability of sampling, so each iteration's instantaneous regret is an
+    unbiased estimate of the full pass's (Lanctot, Waugh, Zinkevich and Bowling 2009, "Monte
     Carlo Sampling for Regret Minimization in Extensive Games"). The average strategy gets
-    ``pi_i(h) sigma(I, a)`` at each visited history ``h``; in expectation that is vanilla's
-    weight times the chance probability of ``I``, a constant per infoset that normalisation
-    removes.
+    ``w_t pi_i(h) sigma(I, a)`` at each visited history ``h``; in expectation that is the full
+    pass's weight times the chance probability of ``I``, a constant per infoset that
+    normalisation removes.
+
+    The regret rule is applied to the sampled regrets exactly as to exact ones: infosets the
+    sample did not reach have instantaneous regret 0 (under a discounting rule their regrets
+    are discounted lazily, when next visited or read; under a predictive rule their prediction
+    becomes 0). Regret matching+ (``floor``) with sampled regrets is known to be less stable
+    than with exact ones -- the floor forgets the negative noise but keeps the positive -- so
+    prefer the vanilla, linear or discounted rules for long sampled runs.
 
     Iteration semantics: by default one chance sample per iteration, shared by all players,
     who then update in turn (alternating, each player's strategy refreshed right after its
@@ -47,6 +55,8 @@ class ChanceSampledCFR(Trainer):
         Seed of the trainer's own random stream (xoshiro256**): the same seed gives
         bit-identical results. ``None`` (default) draws one from the operating system; the seed
         used is kept in :attr:`seed`.
+    rule : RegretRule, optional
+        The regret rule (default: vanilla).
     alternating : bool, optional
         Alternating (default) or simultaneous updates.
     sample_per_player : bool, optional
@@ -60,22 +70,37 @@ class ChanceSampledCFR(Trainer):
         game: Game | CompiledGame,
         *,
         seed: int | None = None,
+        rule: RegretRule = RegretRule(),
         alternating: bool = True,
         sample_per_player: bool = False,
         fixed: Policy | Mapping | None = None,
     ) -> None:
         if seed is None:
             seed = int(np.random.SeedSequence().entropy)
-        elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        elif isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-        self.seed = int(seed)
-        self.alternating = check_bool("alternating", alternating)
-        self.sample_per_player = check_bool("sample_per_player", sample_per_player)
-        super().__init__(game, fixed=fixed)
-        self._ws.rng[:] = seed_state(self.seed)
+        self._seed = int(seed)
+        self._sample_per_player = check_bool("sample_per_player", sample_per_player)
+        super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
+        self._state.rng[:] = seed_state(self._seed)
 
-    def _config(self) -> Config:
-        return Config(
-            alternating=self.alternating, dynamic=True, threshold=0.0, regret_pruning=False,
-            sample_chance=True, sample_per_player=self.sample_per_player,
+    @property
+    def seed(self) -> int:
+        """The seed of the trainer's random stream (fixed at construction)."""
+        return self._seed
+
+    @property
+    def sample_per_player(self) -> bool:
+        """Whether each player's pass draws its own sample (fixed at construction)."""
+        return self._sample_per_player
+
+    def _configure(self) -> Buffers:
+        joint = not self._alternating and not self._sample_per_player
+        return Buffers(queued=True, sampling=True, joint=joint)
+
+    def _run(self, schedule: np.ndarray) -> int:
+        return run_chance_sampled(
+            self.game.tree, self._statics, self._state, self._scratch, schedule,
+            self._alternating, self._sample_per_player, self._rule.floor,
+            self._rule.predictive, self._lazy,
         )

@@ -1,0 +1,146 @@
+"""One small driver per traversal family: a block of iterations in one call.
+
+Each driver runs ``schedule.shape[0]`` iterations; row ``k`` of ``schedule`` holds iteration
+``k``'s positive and negative regret discounts and its average weight (see
+:meth:`cfrkit.RegretRule.schedule`). Everything is written in place in ``state`` and
+``scratch``; the drivers return the nodes touched. They are separate functions so that numba
+compiles only the family a trainer uses: a user of the full pass never pays for pruning or
+sampling. The pieces come inlined from ``full_pass``, ``queued_pass``, ``chance``, ``update``
+and ``regret_pruning``.
+
+Update order (OpenSpiel's ``CFRSolver`` convention): with ``alternating`` the players update in
+order ``0..P-1``, each player's pass followed at once by its update, so later players see the
+refreshed strategy; otherwise every pass sees the same profile and all update at the end.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from .chance import joint_sampled_walk
+from .full_pass import full_pass
+from .queued_pass import queued_backward, visit_forward
+from .regret_pruning import begin_pass, end_pass
+from .update import (
+    advance_discounts,
+    average_player,
+    average_visited,
+    clear_visited,
+    update_player,
+    update_visited,
+)
+
+
+@njit(cache=True, _nrt=False)
+def run_full(tree, state, scratch, schedule, alternating, floor, predictive) -> int:
+    """Full passes: every node once per player per iteration."""
+    num_players = tree.num_players
+    num_nodes = tree.node_kind.shape[0]
+    for k in range(schedule.shape[0]):
+        dpos = schedule[k, 0]
+        dneg = schedule[k, 1]
+        weight = schedule[k, 2]
+        if alternating:
+            for player in range(num_players):
+                full_pass(tree, state, scratch, player)
+                update_player(tree, state, scratch, player, dpos, dneg, weight, floor, predictive)
+        else:
+            for player in range(num_players):
+                full_pass(tree, state, scratch, player)
+            for player in range(num_players):
+                update_player(tree, state, scratch, player, dpos, dneg, weight, floor, predictive)
+    return schedule.shape[0] * num_players * num_nodes
+
+
+@njit(cache=True, _nrt=False)
+def run_pruned(
+    tree, statics, state, scratch, schedule, alternating, threshold: float, regret_pruning,
+    floor, predictive, lazy,
+) -> int:
+    """Queued passes that skip zero-reach subtrees (and below-threshold or windowed ones).
+
+    The average adds every infoset of the player, reached or not, as a full pass does; only the
+    visited infosets are folded and re-matched (the others' regrets did not change, and under a
+    discounting rule they are discounted lazily).
+    """
+    num_players = tree.num_players
+    touched = 0
+    for k in range(schedule.shape[0]):
+        dpos = schedule[k, 0]
+        dneg = schedule[k, 1]
+        weight = schedule[k, 2]
+        if lazy:
+            advance_discounts(state, dpos, dneg)
+        for player in range(num_players):
+            if regret_pruning:
+                touched += begin_pass(tree, statics, state, scratch, player)
+            count, visits = visit_forward(
+                tree, statics, state, scratch, player, threshold, regret_pruning, False
+            )
+            queued_backward(tree, statics, state, scratch, count, player, regret_pruning, False)
+            touched += visits
+            if alternating:
+                average_player(tree, state, scratch, player, weight)
+                state.accumulations[player] += 1
+                update_visited(
+                    tree, state, scratch, player, player + 1, dpos, dneg, floor, predictive, lazy
+                )
+                if regret_pruning:
+                    end_pass(tree, statics, state, scratch, player)
+                clear_visited(scratch)
+        if not alternating:
+            for player in range(num_players):
+                average_player(tree, state, scratch, player, weight)
+                state.accumulations[player] += 1
+            update_visited(tree, state, scratch, 0, num_players, dpos, dneg, floor, predictive, lazy)
+            if regret_pruning:
+                for player in range(num_players):
+                    end_pass(tree, statics, state, scratch, player)
+            clear_visited(scratch)
+    return touched
+
+
+@njit(cache=True, _nrt=False)
+def run_chance_sampled(
+    tree, statics, state, scratch, schedule, alternating, per_player, floor, predictive, lazy,
+) -> int:
+    """Chance-sampled passes: one sampled outcome per chance node, every player action walked.
+
+    One sample per iteration shared by the players' passes, or a fresh one per pass
+    (``per_player``); simultaneous updates on one sample walk the sample once for everyone.
+    Only the visited infosets get average weight, regrets and a refresh.
+    """
+    num_players = tree.num_players
+    joint = not alternating and not per_player
+    touched = 0
+    for k in range(schedule.shape[0]):
+        dpos = schedule[k, 0]
+        dneg = schedule[k, 1]
+        weight = schedule[k, 2]
+        if lazy:
+            advance_discounts(state, dpos, dneg)
+        if not per_player:
+            scratch.sample_id[0] += 1
+        if joint:
+            touched += joint_sampled_walk(tree, statics, state, scratch)
+        else:
+            for player in range(num_players):
+                if per_player:
+                    scratch.sample_id[0] += 1
+                count, visits = visit_forward(
+                    tree, statics, state, scratch, player, 0.0, False, True
+                )
+                queued_backward(tree, statics, state, scratch, count, player, False, True)
+                touched += visits
+                if alternating:
+                    average_visited(tree, state, scratch, weight)
+                    update_visited(
+                        tree, state, scratch, player, player + 1, dpos, dneg, floor,
+                        predictive, lazy,
+                    )
+                    clear_visited(scratch)
+        if not alternating:
+            average_visited(tree, state, scratch, weight)
+            update_visited(tree, state, scratch, 0, num_players, dpos, dneg, floor, predictive, lazy)
+            clear_visited(scratch)
+    return touched

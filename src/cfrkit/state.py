@@ -1,0 +1,144 @@
+"""A trainer's arrays, split by lifetime.
+
+* :class:`TrainerState` -- what the run *is*: regrets, average weights, the current strategy,
+  the discount bookkeeping, the random stream, regret-based pruning's windows. Everything a
+  checkpoint must hold; nothing else is needed to continue a run bit for bit.
+* :class:`Scratch` -- per-pass buffers (reach, values, instantaneous regrets, queues). Their
+  contents do not survive from one iteration to the next in any way that matters, so they are
+  rebuilt rather than saved.
+* :class:`~cfrkit.statics.Statics` -- per-game arrays, shared by every trainer on the game.
+
+``N`` nodes, ``S`` infosets, ``A`` decision slots, ``C`` chance slots, ``P`` players. Arrays a
+trainer does not use are empty (same numba types, so no second compilation).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .tree import GameTree
+
+__all__ = ["Scratch", "TrainerState", "new_scratch", "new_state"]
+
+
+class TrainerState(NamedTuple):
+    """The persistent arrays of a trainer; the kernels update them in place."""
+
+    probs: np.ndarray  # float64[A + C]: current strategy, then the constant chance probabilities
+    regret: np.ndarray  # float64[A]: cumulative regrets (as of each infoset's last update)
+    strategy_sum: np.ndarray  # float64[A]: average-strategy weights
+    prediction: np.ndarray  # float64[A]: last instantaneous regrets (predictive rules; else [0])
+    locked: np.ndarray  # bool[S]: infosets whose strategy is held fixed
+    # lazy discounting (queued passes under a discounting rule): the running products
+    # G_+(t) = prod d_+(s), G_-(t) = prod d_-(s) as frexp pairs, row 0 through t-1, row 1
+    # through t; each infoset keeps the row-1 pair of its last update
+    discount_scale: np.ndarray  # float64[2, 2]: [before/after this iteration, positive/negative]
+    discount_exponent: np.ndarray  # int64[2, 2]
+    stamp_scale: np.ndarray  # float64[S, 2] (or [0, 2])
+    stamp_exponent: np.ndarray  # int64[S, 2] (or [0, 2])
+    # predictive rules on queued passes: each player's infosets whose prediction is nonzero
+    predicted: np.ndarray  # int32[S]: player p's list at player_infoset_start[p] ...
+    predicted_count: np.ndarray  # int64[P]
+    rng: np.ndarray  # uint64[4]: xoshiro256** state (sampled traversals)
+    # regret-based pruning (see _kernels/regret_pruning.py); empty when it is off
+    accumulations: np.ndarray  # int64[P]: average-strategy updates made per player
+    window: np.ndarray  # int8[A]: window state of each slot
+    bound_extra: np.ndarray  # float64[A]: B(I, a), the bound of the window's unknown regret
+    snapshot: np.ndarray  # float64[P, N]: leaves' summed others' reach at the window's start
+    pending: np.ndarray  # int32[P, A]: slots marked to open or close, per player
+    pending_count: np.ndarray  # int64[P]
+
+
+class Scratch(NamedTuple):
+    """Per-pass buffers; their contents are rewritten by every pass."""
+
+    reach: np.ndarray  # float64[N]: pi_{-p} of the current pass
+    value: np.ndarray  # float64[P, N]: v_p; terminal entries fixed to the utilities
+    own_reach: np.ndarray  # float64[S]: pi_p(I) of the current pass
+    instant: np.ndarray  # float64[A]: sum_h pi_{-p}(h) v_p(h a) of the current pass
+    baseline: np.ndarray  # float64[S]: sum_h pi_{-p}(h) v_p(h) of the current pass
+    visits: np.ndarray  # float64[S]: histories of each infoset a sampled pass visited
+    queue: np.ndarray  # int32[N]: internal nodes visited by a queued pass, in order
+    visited: np.ndarray  # int32[S]: infosets a queued pass visited, in order of first visit
+    visited_stamp: np.ndarray  # int64[S]: the epoch in which each infoset was last listed
+    visited_count: np.ndarray  # int64[2]: entries used in ``visited``, current epoch
+    joint_reach: np.ndarray  # float64[N, P]: every player's own reach (joint sampled walks)
+    sampled_child: np.ndarray  # int32[N]: sampled outcome index at each chance node
+    sample_stamp: np.ndarray  # int64[N]: the sample id each sampled_child belongs to
+    sample_id: np.ndarray  # int64[1]: id of the current chance sample
+    work: np.ndarray  # float64[N]: regret-based pruning's settling walk
+    subtree_queue: np.ndarray  # int32[N]
+
+
+def _sized(used: bool, shape: tuple, dtype=np.float64, fill=0) -> np.ndarray:
+    """An array of ``shape``, or an empty one of the same rank when it is not used."""
+    return np.full(shape if used else (0,) * len(shape), fill, dtype=dtype)
+
+
+def new_state(
+    tree: GameTree,
+    probs: np.ndarray,
+    locked: np.ndarray,
+    *,
+    predictive: bool,
+    lazy_discount: bool,
+    queued: bool,
+    regret_pruning: bool,
+) -> TrainerState:
+    """Fresh state: zero regrets and sums, ``probs`` (decision then chance slots) as the first
+    strategy; products of discounts at 1 (``frexp(1) = (0.5, 1)``)."""
+    num_nodes = tree.node_kind.shape[0]
+    num_infosets = tree.infoset_player.shape[0]
+    num_slots = tree.num_action_slots
+    players = tree.num_players
+    half, one = math.frexp(1.0)
+    return TrainerState(
+        probs=probs,
+        regret=np.zeros(num_slots),
+        strategy_sum=np.zeros(num_slots),
+        prediction=_sized(predictive, (num_slots,)),
+        locked=locked,
+        discount_scale=np.full((2, 2), half),
+        discount_exponent=np.full((2, 2), one, dtype=np.int64),
+        stamp_scale=np.full((num_infosets if lazy_discount else 0, 2), half),
+        stamp_exponent=np.full((num_infosets if lazy_discount else 0, 2), one, dtype=np.int64),
+        predicted=_sized(predictive and queued, (num_infosets,), np.int32),
+        predicted_count=np.zeros(players, dtype=np.int64),
+        rng=np.zeros(4, dtype=np.uint64),
+        accumulations=np.zeros(players, dtype=np.int64),
+        window=_sized(regret_pruning, (num_slots,), np.int8),
+        bound_extra=_sized(regret_pruning, (num_slots,)),
+        snapshot=_sized(regret_pruning, (players, num_nodes)),
+        pending=_sized(regret_pruning, (players, num_slots), np.int32),
+        pending_count=np.zeros(players, dtype=np.int64),
+    )
+
+
+def new_scratch(
+    tree: GameTree, *, queued: bool, sampling: bool, joint: bool, regret_pruning: bool
+) -> Scratch:
+    """Buffers for one trainer's passes (``queued``: pruned or sampled passes; ``joint``: one
+    sampled walk for every player)."""
+    num_nodes = tree.node_kind.shape[0]
+    num_infosets = tree.infoset_player.shape[0]
+    return Scratch(
+        reach=np.zeros(num_nodes),
+        value=np.array(tree.utility, dtype=np.float64),  # terminal entries stay fixed
+        own_reach=np.zeros(num_infosets),
+        instant=np.zeros(tree.num_action_slots),
+        baseline=np.zeros(num_infosets),
+        visits=_sized(sampling, (num_infosets,)),
+        queue=_sized(queued or regret_pruning, (num_nodes,), np.int32),
+        visited=_sized(queued, (num_infosets,), np.int32),
+        visited_stamp=_sized(queued, (num_infosets,), np.int64, -1),
+        visited_count=np.zeros(2, dtype=np.int64),
+        joint_reach=_sized(joint, (num_nodes, tree.num_players)),
+        sampled_child=_sized(sampling, (num_nodes,), np.int32),
+        sample_stamp=_sized(sampling, (num_nodes,), np.int64, -1),
+        sample_id=np.zeros(1, dtype=np.int64),
+        work=_sized(regret_pruning, (num_nodes,)),
+        subtree_queue=_sized(regret_pruning, (num_nodes,), np.int32),
+    )
