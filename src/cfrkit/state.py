@@ -30,7 +30,7 @@ class TrainerState(NamedTuple):
     probs: np.ndarray  # float64[A + C]: current strategy, then the constant chance probabilities
     regret: np.ndarray  # float64[A]: cumulative regrets (as of each infoset's last update)
     strategy_sum: np.ndarray  # float64[A]: average-strategy weights
-    prediction: np.ndarray  # float64[A]: last instantaneous regrets (predictive rules; else [0])
+    prediction: np.ndarray  # float64[A]: last instantaneous regrets (predictive rules; else 0)
     locked: np.ndarray  # bool[S]: infosets whose strategy is held fixed
     # lazy discounting (queued passes under a discounting rule): the running products
     # G_+(t) = prod d_+(s), G_-(t) = prod d_-(s) as frexp pairs, row 0 through t-1, row 1
@@ -99,7 +99,7 @@ def new_state(
         probs=probs,
         regret=np.zeros(num_slots),
         strategy_sum=np.zeros(num_slots),
-        prediction=_sized(predictive, (num_slots,)),
+        prediction=np.zeros(num_slots),  # read by regret matching under every rule
         locked=locked,
         discount_scale=np.full((2, 2), half),
         discount_exponent=np.full((2, 2), one, dtype=np.int64),

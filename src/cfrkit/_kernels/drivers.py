@@ -32,7 +32,7 @@ from .update import (
 
 
 @njit(cache=True, _nrt=False)
-def run_full(tree, state, scratch, schedule, alternating, floor, predictive) -> int:
+def run_full(tree, state, scratch, schedule, alternating, lower, predictive) -> int:
     """Full passes: every node once per player per iteration."""
     num_players = tree.num_players
     num_nodes = tree.node_kind.shape[0]
@@ -43,19 +43,19 @@ def run_full(tree, state, scratch, schedule, alternating, floor, predictive) -> 
         if alternating:
             for player in range(num_players):
                 full_pass(tree, state, scratch, player)
-                update_player(tree, state, scratch, player, dpos, dneg, weight, floor, predictive)
-        else:
+                update_player(tree, state, scratch, player, dpos, dneg, weight, lower, predictive)
+        else:  # every pass sees the same profile: all passes first, then all updates
             for player in range(num_players):
                 full_pass(tree, state, scratch, player)
             for player in range(num_players):
-                update_player(tree, state, scratch, player, dpos, dneg, weight, floor, predictive)
+                update_player(tree, state, scratch, player, dpos, dneg, weight, lower, predictive)
     return schedule.shape[0] * num_players * num_nodes
 
 
 @njit(cache=True, _nrt=False)
 def run_pruned(
     tree, statics, state, scratch, schedule, alternating, threshold: float, regret_pruning,
-    floor, predictive, lazy,
+    lower, predictive, lazy,
 ) -> int:
     """Queued passes that skip zero-reach subtrees (and below-threshold or windowed ones).
 
@@ -83,7 +83,7 @@ def run_pruned(
                 average_player(tree, state, scratch, player, weight)
                 state.accumulations[player] += 1
                 update_visited(
-                    tree, state, scratch, player, player + 1, dpos, dneg, floor, predictive, lazy
+                    tree, state, scratch, player, player + 1, dpos, dneg, lower, predictive, lazy
                 )
                 if regret_pruning:
                     end_pass(tree, statics, state, scratch, player)
@@ -92,7 +92,7 @@ def run_pruned(
             for player in range(num_players):
                 average_player(tree, state, scratch, player, weight)
                 state.accumulations[player] += 1
-            update_visited(tree, state, scratch, 0, num_players, dpos, dneg, floor, predictive, lazy)
+            update_visited(tree, state, scratch, 0, num_players, dpos, dneg, lower, predictive, lazy)
             if regret_pruning:
                 for player in range(num_players):
                     end_pass(tree, statics, state, scratch, player)
@@ -102,7 +102,7 @@ def run_pruned(
 
 @njit(cache=True, _nrt=False)
 def run_chance_sampled(
-    tree, statics, state, scratch, schedule, alternating, per_player, floor, predictive, lazy,
+    tree, statics, state, scratch, schedule, alternating, per_player, lower, predictive, lazy,
 ) -> int:
     """Chance-sampled passes: one sampled outcome per chance node, every player action walked.
 
@@ -135,12 +135,12 @@ def run_chance_sampled(
                 if alternating:
                     average_visited(tree, state, scratch, weight)
                     update_visited(
-                        tree, state, scratch, player, player + 1, dpos, dneg, floor,
+                        tree, state, scratch, player, player + 1, dpos, dneg, lower,
                         predictive, lazy,
                     )
                     clear_visited(scratch)
         if not alternating:
             average_visited(tree, state, scratch, weight)
-            update_visited(tree, state, scratch, 0, num_players, dpos, dneg, floor, predictive, lazy)
+            update_visited(tree, state, scratch, 0, num_players, dpos, dneg, lower, predictive, lazy)
             clear_visited(scratch)
     return touched

@@ -93,6 +93,7 @@ class Trainer(abc.ABC):
             probs[start : start + row.shape[0]] = row
             locked[infoset] = True
         self._lazy = buffers.queued and rule.discounts
+        self._lower = 0.0 if rule.floor else -np.inf  # the kernels' branch-free floor
         self._state: TrainerState = new_state(
             tree, probs, locked, predictive=rule.predictive, lazy_discount=self._lazy,
             queued=buffers.queued, regret_pruning=buffers.regret_pruning,

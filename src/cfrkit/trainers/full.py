@@ -69,7 +69,7 @@ class CFR(Trainer):
     def _run(self, schedule: np.ndarray) -> int:
         return run_full(
             self.game.tree, self._state, self._scratch, schedule, self._alternating,
-            self._rule.floor, self._rule.predictive,
+            self._lower, self._rule.predictive,
         )
 
     _rule_in_repr = True  # False in the presets whose name says the whole rule

@@ -118,7 +118,7 @@ class PrunedCFR(Trainer):
     def _run(self, schedule: np.ndarray) -> int:
         return run_pruned(
             self.game.tree, self._statics, self._state, self._scratch, schedule,
-            self._alternating, self._threshold, self._regret_pruning, self._rule.floor,
+            self._alternating, self._threshold, self._regret_pruning, self._lower,
             self._rule.predictive, self._lazy,
         )
 

@@ -101,6 +101,6 @@ class ChanceSampledCFR(Trainer):
     def _run(self, schedule: np.ndarray) -> int:
         return run_chance_sampled(
             self.game.tree, self._statics, self._state, self._scratch, schedule,
-            self._alternating, self._sample_per_player, self._rule.floor,
+            self._alternating, self._sample_per_player, self._lower,
             self._rule.predictive, self._lazy,
         )
