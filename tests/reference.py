@@ -10,12 +10,18 @@ so results can be compared number for number:
 * regret matching: proportional to positive cumulative regret, uniform when none is positive;
 * alternating updates by default, players ``0..n-1`` in order, each player's current strategy
   refreshed right after its own pass;
-* the average strategy is weighted by the acting player's own reach probability.
+* the average strategy is weighted by the acting player's own reach probability, and the
+  strategy averaged at iteration ``t`` is the one *played* at ``t``.
 
-One deliberate difference (asked for by the design): ``strategy_sum`` is incremented **once per
-infoset per pass**, whereas OpenSpiel adds ``reach * sigma`` once per *history* of the infoset.
-Under perfect recall every history of an infoset has the same own reach, so OpenSpiel's row is
-exactly ``len(histories in I)`` times ours and the normalised average strategies are identical.
+One deliberate difference (asked for by the design): in a full pass ``strategy_sum`` is
+incremented **once per infoset per pass**, whereas OpenSpiel adds ``reach * sigma`` once per
+*history* of the infoset. Under perfect recall every history of an infoset has the same own
+reach, so OpenSpiel's row is exactly ``len(histories in I)`` times ours and the normalised
+average strategies are identical. (A chance-sampled pass adds once per *visited history*.)
+
+The regret rules (vanilla, CFR+, linear, discounted, predictive, ...) are one parametrised
+update, :class:`OracleRule`, applied eagerly after each pass by :class:`ReferenceCFR`; chance
+sampling replays outcomes chosen by the caller (:meth:`ReferenceCFR.iterate_sampled`).
 
 A *policy* everywhere in this module is ``dict[infoset_key, dict[action, probability]]``; an
 action missing from a row has probability 0, a missing infoset row is an error (``KeyError``).
@@ -24,24 +30,33 @@ action missing from a row has probability 0, a missing infoset row is an error (
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Hashable
+from typing import Any, Hashable
 
 from cfrkit.game import Game, History
 
 __all__ = [
     "CFRResult",
+    "ORACLE_RULES",
+    "OracleRule",
+    "PassResult",
+    "ReferenceCFR",
     "check_perfect_recall",
     "infosets",
+    "read_rule",
     "reference_best_response",
     "reference_cfr",
     "reference_expected_values",
     "reference_nash_conv",
     "regret_matching",
+    "regret_pass",
     "uniform_policy",
 ]
 
 Policy = dict[str, dict[Hashable, float]]
+ChancePath = tuple[Hashable, ...]
+ChanceSample = Mapping[ChancePath, Hashable]
 
 
 # --------------------------------------------------------------------------------------------
@@ -143,25 +158,494 @@ def _row_prob(policy: Policy, key: str, action: Hashable) -> float:
 
 
 # --------------------------------------------------------------------------------------------
-# CFR
+# Regret rules
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OracleRule:
+    """How cumulative regrets and the average strategy change after a pass.
+
+    The same five fields as ``cfrkit.RegretRule``; :func:`read_rule` accepts either (or any
+    object with these attributes). At iteration ``t`` (1-based), for every infoset ``I`` of the
+    updated player and every action ``a``, with ``r`` the pass's instantaneous regret::
+
+        x = R(I,a) + r(I,a)
+        if floor:      x = max(x, 0)                       # CFR+ (Tammelin 2014)
+        x *= dpos(t) if x > 0 else dneg(t)                 # DCFR (Brown & Sandholm 2019)
+        R(I,a) = x
+        if predictive: m(I,a) = r(I,a)                     # PCFR+ (Farina, Kroer & Sandholm 2021)
+        S(I,a) += w(t) * own_reach * sigma_t(I,a)
+
+    with ``dpos(t) = t**alpha / (t**alpha + 1)`` (1 when ``alpha`` is None), ``dneg`` likewise
+    with ``beta``, and ``w(t) = t**gamma``. The next strategy is regret matching on ``R + m``
+    if ``predictive`` else on ``R``.
+
+    Attributes
+    ----------
+    floor : bool
+        Clamp cumulative regrets at 0 after adding (regret matching+).
+    alpha, beta : float or None
+        Discount exponents of positive / non-positive cumulative regrets; None: no discount.
+    gamma : float
+        Exponent of the average-strategy weight ``t**gamma`` (0: uniform, 1: linear).
+    predictive : bool
+        Regret matching on ``R + m`` with the prediction ``m`` = the last instantaneous regret.
+    """
+
+    floor: bool = False
+    alpha: float | None = None
+    beta: float | None = None
+    gamma: float = 0.0
+    predictive: bool = False
+
+    def positive_discount(self, t: int) -> float:
+        """``t**alpha / (t**alpha + 1)``, the factor of a positive cumulative regret (1 if
+        ``alpha`` is None). Written like OpenSpiel's ``DCFRSolver`` so the floats agree."""
+        return 1.0 if self.alpha is None else t**self.alpha / (t**self.alpha + 1)
+
+    def negative_discount(self, t: int) -> float:
+        """``t**beta / (t**beta + 1)``, the factor of a non-positive cumulative regret (1 if
+        ``beta`` is None)."""
+        return 1.0 if self.beta is None else t**self.beta / (t**self.beta + 1)
+
+    def average_weight(self, t: int) -> float:
+        """``t**gamma``: the weight of iteration ``t``'s strategy in the average (1 for
+        gamma = 0, so iteration 1 always has weight 1)."""
+        return float(t) ** self.gamma
+
+
+#: The named algorithms as rules. Vanilla CFR (Zinkevich et al. 2007); CFR+ (Tammelin 2014);
+#: Linear CFR and DCFR(1.5, 0, 2) (Brown & Sandholm 2019); PCFR+ (Farina, Kroer & Sandholm
+#: 2021); DCFR+ and PDCFR+ (Xu et al. 2024, "Minimizing Weighted Counterfactual Regret with
+#: Optimistic Online Mirror Descent").
+ORACLE_RULES: dict[str, OracleRule] = {
+    "vanilla": OracleRule(),
+    "cfr_plus": OracleRule(floor=True, gamma=1.0),
+    "linear": OracleRule(alpha=1.0, beta=1.0, gamma=1.0),
+    "dcfr": OracleRule(alpha=1.5, beta=0.0, gamma=2.0),
+    "pcfr_plus": OracleRule(floor=True, gamma=2.0, predictive=True),
+    "dcfr_plus": OracleRule(floor=True, alpha=1.5, gamma=4.0),
+    "pdcfr_plus": OracleRule(floor=True, alpha=2.3, gamma=5.0, predictive=True),
+}
+
+
+def read_rule(
+    rule: Any = None,
+    *,
+    floor: bool = False,
+    alpha: float | None = None,
+    beta: float | None = None,
+    gamma: float = 0.0,
+    predictive: bool = False,
+) -> OracleRule:
+    """An :class:`OracleRule` from an object with the five attributes (duck-typed, e.g.
+    ``cfrkit.RegretRule``), a name of :data:`ORACLE_RULES`, or the keywords. An object that has
+    the per-iteration methods of :class:`OracleRule` itself is used as it is.
+
+    Raises ``ValueError`` if both ``rule`` and a non-default keyword are given.
+    """
+    keywords = OracleRule(floor=bool(floor), alpha=_exponent(alpha), beta=_exponent(beta),
+                          gamma=float(gamma), predictive=bool(predictive))
+    if rule is None:
+        return keywords
+    if keywords != OracleRule():
+        raise ValueError(f"give either rule= or the rule keywords, not both (rule={rule!r})")
+    if isinstance(rule, str):
+        return ORACLE_RULES[rule]
+    if all(hasattr(rule, m) for m in ("positive_discount", "negative_discount", "average_weight")):
+        return rule  # its own per-iteration factors (a custom schedule), applied eagerly
+    return OracleRule(floor=bool(rule.floor), alpha=_exponent(rule.alpha),
+                      beta=_exponent(rule.beta), gamma=float(rule.gamma),
+                      predictive=bool(rule.predictive))
+
+
+def _exponent(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+# --------------------------------------------------------------------------------------------
+# One pass
 # --------------------------------------------------------------------------------------------
 
 
 @dataclass
+class PassResult:
+    """What one walk of the tree under a fixed profile computes for the updating players.
+
+    Attributes
+    ----------
+    regrets : dict[key, dict[action, float]]
+        Instantaneous counterfactual regrets ``r(I,a) = sum_h pi_{-i}(h) (v_i(h.a) - v_i(h))``
+        for EVERY infoset of the updating players (0 for infosets the pass did not visit).
+    own_reach : dict[key, list[float]]
+        The own-reach terms the average strategy receives, in visiting order: one entry
+        ``pi_i(I)`` per infoset in a full pass, one entry ``pi_i(h)`` per visited history in a
+        sampled pass. Infosets not visited are absent.
+    values : list[float]
+        Each player's utility at the root under the profile (a sampled estimate for a sampled
+        pass).
+    """
+
+    regrets: dict[str, dict[Hashable, float]]
+    own_reach: dict[str, list[float]]
+    values: list[float]
+
+
+def regret_pass(
+    game: Game,
+    profile: Policy,
+    players: Iterable[int],
+    chance: ChanceSample | None = None,
+    *,
+    table: dict[str, tuple[int, tuple[Hashable, ...]]] | None = None,
+) -> PassResult:
+    """Walk the tree once under ``profile``; instantaneous regrets of ``players``' infosets.
+
+    Full pass (``chance is None``): every history is visited; at a history ``h`` of an
+    updating player ``i`` in infoset ``I``, ``r(I,a) += pi_{-i}(h) (v_i(h.a) - v_i(h))``
+    (Zinkevich et al. 2007), where ``pi_{-i}`` is the product of the other players' and
+    chance's probabilities on the path (``prod(reach[:i]) * prod(reach[i+1:])`` with chance
+    last, as OpenSpiel). ``pi_i(I)`` is recorded once per infoset (the first history met).
+
+    Sampled pass (chance sampling, Lanctot et al. 2009, "Monte Carlo Sampling for Regret
+    Minimization in Extensive Games"): at a chance node whose path from the root (the tuple of
+    action / outcome labels) is ``path``, only the outcome ``chance[path]`` is followed and the
+    reach is NOT multiplied by its probability (that probability cancels against the
+    probability of sampling it, so the expected sampled regret is the full one). Every other
+    node is walked in full, zero-probability actions included. ``pi_i(h)`` is recorded once
+    per visited history.
+
+    Parameters
+    ----------
+    game : Game
+    profile : policy
+        Everyone's strategy; every row must have every legal action.
+    players : iterable of int
+        The players whose regrets and own reaches are collected.
+    chance : mapping of chance path -> outcome, optional
+        The sampled outcomes; None for a full pass.
+    table : dict, optional
+        ``infosets(game)``, to save recomputing it.
+
+    Raises
+    ------
+    KeyError
+        A sampled pass reaches a chance node whose path is not in ``chance``.
+    ValueError
+        ``chance`` names an outcome that is not one of the node's outcomes; or (full pass) two
+        histories of one infoset have different own reach (imperfect recall).
+    """
+    n = game.num_players
+    table = infosets(game) if table is None else table
+    updating = frozenset(players)
+    regrets = {
+        key: {a: 0.0 for a in actions}
+        for key, (p, actions) in table.items()
+        if p in updating
+    }
+    own_reach: dict[str, list[float]] = {}
+    sampled = chance is not None
+
+    def walk(h: History, path: ChancePath, reach: tuple[float, ...]) -> list[float]:
+        """Utilities (one per player) below ``h`` under ``profile``; ``reach[i]`` is player
+        i's own reach probability, ``reach[n]`` chance's (stays 1 in a sampled pass)."""
+        if h.is_terminal():
+            return [float(u) for u in h.utilities()]
+
+        if h.is_chance():
+            outcomes = h.chance_outcomes()
+            if sampled:
+                if path not in chance:
+                    raise KeyError(f"no sampled chance outcome for the chance node at path "
+                                   f"{path!r} ({h!r})")
+                outcome = chance[path]
+                if outcome not in [o for o, _prob in outcomes]:
+                    raise ValueError(f"sampled outcome {outcome!r} at path {path!r} is not one "
+                                     f"of {[o for o, _p in outcomes]!r}")
+                # chance probability cancels against the sampling probability: reach unchanged
+                return walk(h.child(outcome), path + (outcome,), reach)
+            value = [0.0] * n
+            for outcome, prob in outcomes:
+                child_reach = reach[:n] + (reach[n] * prob,)
+                child_value = walk(h.child(outcome), path + (outcome,), child_reach)
+                value = [v + prob * c for v, c in zip(value, child_value)]
+            return value
+
+        p = h.current_player()
+        key = h.infoset_key()
+        sigma = profile[key]
+        value = [0.0] * n
+        child_values = {}
+        for action in h.actions():
+            prob = sigma[action]
+            child_reach = reach[:p] + (reach[p] * prob,) + reach[p + 1:]
+            child_value = walk(h.child(action), path + (action,), child_reach)
+            child_values[action] = child_value
+            value = [v + prob * c for v, c in zip(value, child_value)]
+
+        if p in updating:
+            cf_reach = math.prod(reach[:p]) * math.prod(reach[p + 1:])
+            for action in h.actions():
+                regrets[key][action] += cf_reach * (child_values[action][p] - value[p])
+            if sampled:  # once per visited history
+                own_reach.setdefault(key, []).append(reach[p])
+            elif key not in own_reach:  # once per infoset
+                own_reach[key] = [reach[p]]
+            elif own_reach[key][0] != reach[p]:
+                raise ValueError(
+                    f"infoset {key!r}: own reach {reach[p]!r} here ({h!r}) but "
+                    f"{own_reach[key][0]!r} at another history (imperfect recall?)"
+                )
+        return value
+
+    values = walk(game.root(), (), (1.0,) * (n + 1))
+    return PassResult(regrets=regrets, own_reach=own_reach, values=values)
+
+
+# --------------------------------------------------------------------------------------------
+# CFR with any rule
+# --------------------------------------------------------------------------------------------
+
+
+def _normalised(strategy_sum: dict[str, dict[Hashable, float]]) -> Policy:
+    """Each row divided by its sum; uniform where the sum is 0. A fresh dict."""
+    out = {}
+    for key, row in strategy_sum.items():
+        total = sum(row.values())
+        if total == 0.0:
+            out[key] = {a: 1.0 / len(row) for a in row}
+        else:
+            out[key] = {a: s / total for a, s in row.items()}
+    return out
+
+
+def _copy(table: dict[str, dict[Hashable, float]]) -> dict[str, dict[Hashable, float]]:
+    return {key: dict(row) for key, row in table.items()}
+
+
+class ReferenceCFR:
+    """CFR with any :class:`OracleRule`, full or chance-sampled passes, optional locked infosets.
+
+    One iteration ``t`` (1-based) with alternating updates (the default, OpenSpiel's
+    ``CFRSolver`` convention): for each player ``i = 0..n-1`` in order, walk the tree with
+    everyone's current strategies (:func:`regret_pass`), then update ``i``'s infosets:
+
+    1. average: ``S(I,a) += w(t) * pi_i * sigma_t(I,a)`` for each own-reach term of the pass
+       (once per infoset in a full pass, once per visited history in a sampled one), with
+       ``sigma_t`` the strategy played in the pass;
+    2. regrets, for EVERY infoset of ``i``, reached or not (``r = 0`` where not):
+       ``x = R + r``; ``x = max(x, 0)`` if floor; ``x *= dpos(t) if x > 0 else dneg(t)``;
+       ``R = x``; ``m = r`` if predictive;
+    3. refresh ``i``'s unlocked infosets: ``sigma = regret_matching(R + m if predictive else
+       R)``.
+
+    With ``alternating=False`` a single walk computes every player's ``r`` and average terms
+    from the same profile, then every player is updated and refreshed.
+
+    Parameters
+    ----------
+    game : Game
+    alternating : bool
+        Alternating (default) or simultaneous updates.
+    fixed : dict[key, dict[action, prob]], optional
+        Locked infosets: their current strategy is this row from the start and is never
+        refreshed (regrets and strategy sums still accumulate). Missing actions get 0.
+    rule : OracleRule, cfrkit.RegretRule, str or None
+        The rule (any object with ``floor, alpha, beta, gamma, predictive``, or a name in
+        :data:`ORACLE_RULES`); or give the five keywords instead.
+    floor, alpha, beta, gamma, predictive
+        The rule's fields (see :class:`OracleRule`); default vanilla CFR.
+
+    Attributes
+    ----------
+    regrets, strategy_sum, current, prediction, instantaneous : dict[key, dict[action, float]]
+        Cumulative regrets ``R``, strategy sums ``S``, current strategy (the one the next
+        iteration plays), prediction ``m`` (all 0 unless predictive) and the latest
+        instantaneous regret ``r`` of each infoset (from its player's latest pass). Every
+        infoset, every action in game order. Live tables: do not mutate.
+    iteration : int
+        Iterations done.
+    """
+
+    def __init__(
+        self,
+        game: Game,
+        *,
+        alternating: bool = True,
+        fixed: Mapping[str, Mapping[Hashable, float]] | None = None,
+        rule: Any = None,
+        floor: bool = False,
+        alpha: float | None = None,
+        beta: float | None = None,
+        gamma: float = 0.0,
+        predictive: bool = False,
+    ) -> None:
+        self.game = game
+        self.alternating = bool(alternating)
+        self.rule = read_rule(rule, floor=floor, alpha=alpha, beta=beta, gamma=gamma,
+                              predictive=predictive)
+        self.table = infosets(game)
+        self.players = {key: p for key, (p, _actions) in self.table.items()}
+        zeros = {key: {a: 0.0 for a in actions} for key, (_p, actions) in self.table.items()}
+        self.regrets = _copy(zeros)
+        self.strategy_sum = _copy(zeros)
+        self.prediction = _copy(zeros)
+        self.instantaneous = _copy(zeros)
+        self.fixed = self._check_fixed(fixed or {})
+        self.current = {
+            key: dict(self.fixed[key]) if key in self.fixed else regret_matching(zeros[key], acts)
+            for key, (_p, acts) in self.table.items()
+        }
+        self.iteration = 0
+
+    def _check_fixed(self, fixed: Mapping[str, Mapping[Hashable, float]]) -> Policy:
+        rows = {}
+        for key, row in fixed.items():
+            if key not in self.table:
+                raise ValueError(f"fixed: {key!r} is not an infoset of {self.game!r}")
+            actions = self.table[key][1]
+            unknown = [a for a in row if a not in actions]
+            if unknown:
+                raise ValueError(f"fixed[{key!r}]: {unknown[0]!r} is not one of {actions!r}")
+            rows[key] = {a: float(row.get(a, 0.0)) for a in actions}
+            probs = rows[key].values()
+            if any(not (q >= 0.0) for q in probs) or abs(sum(probs) - 1.0) > 1e-9:
+                raise ValueError(f"fixed[{key!r}] is not a probability row: {dict(row)!r}")
+        return rows
+
+    # -- one pass and one update -------------------------------------------------------------
+
+    def regret_pass(self, players: Iterable[int], chance: ChanceSample | None = None,
+                    profile: Policy | None = None) -> PassResult:
+        """:func:`regret_pass` under ``profile`` (default: the current strategies)."""
+        return regret_pass(self.game, self.current if profile is None else profile, players,
+                           chance, table=self.table)
+
+    def _update(self, players: frozenset[int], result: PassResult, t: int) -> None:
+        """Fold one pass into ``players``' tables with the rule, then refresh them."""
+        rule = self.rule
+        weight = rule.average_weight(t)
+        dpos, dneg = rule.positive_discount(t), rule.negative_discount(t)
+        # 1. the average gets the strategy played in this pass (before the refresh below)
+        for key, terms in result.own_reach.items():
+            sigma = self.current[key]
+            row = self.strategy_sum[key]
+            for own_reach in terms:
+                for a in row:
+                    row[a] += weight * own_reach * sigma[a]
+        # 2. every infoset of the players, reached or not: add, floor, discount, predict
+        for key, (p, actions) in self.table.items():
+            if p not in players:
+                continue
+            r = result.regrets[key]
+            for a in actions:
+                x = self.regrets[key][a] + r[a]
+                if rule.floor:
+                    x = max(x, 0.0)
+                x *= dpos if x > 0 else dneg
+                self.regrets[key][a] = x
+                if rule.predictive:
+                    self.prediction[key][a] = r[a]
+            self.instantaneous[key] = dict(r)
+        # 3. refresh the players' unlocked infosets
+        for key, (p, actions) in self.table.items():
+            if p in players and key not in self.fixed:
+                if rule.predictive:
+                    target = {a: self.regrets[key][a] + self.prediction[key][a] for a in actions}
+                else:
+                    target = self.regrets[key]
+                self.current[key] = regret_matching(target, actions)
+
+    def _iteration(self, samples: list[ChanceSample | None]) -> None:
+        """One iteration; ``samples[i]`` is the chance sample of player ``i``'s pass (or of the
+        single simultaneous pass), None for full passes."""
+        t = self.iteration + 1
+        n = self.game.num_players
+        if self.alternating:
+            for p in range(n):
+                self._update(frozenset([p]), self.regret_pass([p], samples[p]), t)
+        else:
+            everyone = frozenset(range(n))
+            self._update(everyone, self.regret_pass(everyone, samples[0]), t)
+        self.iteration = t
+
+    # -- public stepping ---------------------------------------------------------------------
+
+    def iterate(self, n: int = 1) -> ReferenceCFR:
+        """Run ``n`` full-tree iterations; returns ``self``."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"n must be a non-negative int, got {n!r}")
+        for _ in range(n):
+            self._iteration([None] * self.game.num_players)
+        return self
+
+    def iterate_sampled(self, chance: ChanceSample | Sequence[ChanceSample]) -> ReferenceCFR:
+        """Run ONE chance-sampled iteration replaying the given outcomes; returns ``self``.
+
+        Parameters
+        ----------
+        chance : mapping, or a sequence of one mapping per player
+            ``{chance path: outcome}``, the path being the tuple of labels from the root. A
+            single mapping is shared by every pass of the iteration (alternating: all players'
+            passes; simultaneous: the one pass). A sequence (alternating only) gives player
+            ``i``'s pass its own sample ``chance[i]``.
+        """
+        n = self.game.num_players
+        if isinstance(chance, Mapping):
+            samples = [chance] * n
+        elif not self.alternating:
+            raise ValueError("simultaneous updates make one pass: give one chance mapping")
+        else:
+            samples = list(chance)
+            if len(samples) != n or not all(isinstance(s, Mapping) for s in samples):
+                raise ValueError(f"give one chance mapping, or a list of {n} (one per player)")
+        self._iteration(samples)
+        return self
+
+    # -- read back ---------------------------------------------------------------------------
+
+    def average_policy(self) -> Policy:
+        """``strategy_sum`` normalised per infoset (uniform where the sum is 0); a fresh dict."""
+        return _normalised(self.strategy_sum)
+
+    def current_policy(self) -> Policy:
+        """A fresh copy of :attr:`current`."""
+        return _copy(self.current)
+
+    def result(self) -> CFRResult:
+        """A snapshot (deep copy) of the state as a :class:`CFRResult`."""
+        return CFRResult(
+            regrets=_copy(self.regrets),
+            strategy_sum=_copy(self.strategy_sum),
+            current=_copy(self.current),
+            iterations=self.iteration,
+            alternating=self.alternating,
+            players=dict(self.players),
+            prediction=_copy(self.prediction),
+            rule=self.rule,
+        )
+
+
+@dataclass
 class CFRResult:
-    """The state of :func:`reference_cfr` after its last iteration.
+    """The state of :func:`reference_cfr` (or :meth:`ReferenceCFR.result`) after its last
+    iteration.
 
     All tables are ``dict[infoset_key, dict[action, float]]`` with every infoset of the game and
     every legal action (in the game's action order).
 
     Attributes
     ----------
-    regrets : cumulative counterfactual regrets.
-    strategy_sum : cumulative own-reach-weighted strategies (once per infoset per iteration; for
-        ``linear_averaging`` each term is also multiplied by the 1-based iteration number).
+    regrets : cumulative counterfactual regrets (after the rule's floor / discount).
+    strategy_sum : cumulative own-reach-weighted strategies (once per infoset per iteration in
+        full passes), each term multiplied by the rule's weight ``t**gamma`` (``t`` for
+        ``linear_averaging``).
     current : the current (regret-matching) strategy after the last iteration, i.e. the one the
         next iteration would use.
     iterations : how many iterations were run.
+    prediction : the predictive rule's ``m`` (all 0 for non-predictive rules).
+    rule : the :class:`OracleRule` used.
     """
 
     regrets: dict[str, dict[Hashable, float]]
@@ -170,6 +654,8 @@ class CFRResult:
     iterations: int = 0
     alternating: bool = True
     players: dict[str, int] = field(default_factory=dict)
+    prediction: dict[str, dict[Hashable, float]] = field(default_factory=dict)
+    rule: OracleRule = field(default_factory=OracleRule)
 
     @property
     def average(self) -> dict[str, dict[Hashable, float]]:
@@ -179,18 +665,11 @@ class CFRResult:
 
     def average_policy(self) -> dict[str, dict[Hashable, float]]:
         """Same as :attr:`average` (OpenSpiel's name); a fresh dict on every call."""
-        out = {}
-        for key, row in self.strategy_sum.items():
-            total = sum(row.values())
-            if total == 0.0:
-                out[key] = {a: 1.0 / len(row) for a in row}
-            else:
-                out[key] = {a: s / total for a, s in row.items()}
-        return out
+        return _normalised(self.strategy_sum)
 
     def current_policy(self) -> dict[str, dict[Hashable, float]]:
         """A fresh copy of :attr:`current`."""
-        return {key: dict(row) for key, row in self.current.items()}
+        return _copy(self.current)
 
 
 def reference_cfr(
@@ -200,107 +679,35 @@ def reference_cfr(
     *,
     regret_matching_plus: bool = False,
     linear_averaging: bool = False,
+    rule: Any = None,
+    fixed: Mapping[str, Mapping[Hashable, float]] | None = None,
 ) -> CFRResult:
-    """Run vanilla CFR for ``iterations`` full-tree iterations, exactly as OpenSpiel's CFRSolver.
+    """Run CFR for ``iterations`` full-tree iterations (vanilla by default, exactly as
+    OpenSpiel's CFRSolver; Zinkevich et al. 2007).
 
     With ``alternating=True`` each iteration makes one pass per player ``p = 0..n-1``: walk the
     whole tree with everyone's current strategy; at every history ``h`` of player ``p`` in infoset
-    ``I`` add ``cf_reach(h) * (v_p(h.a) - v_p(h))`` to ``regrets[I][a]`` and (once per infoset per
-    pass) ``own_reach(I) * sigma_I(a)`` to ``strategy_sum[I][a]``; then refresh ``p``'s current
-    strategy by regret matching before the next player's pass. With ``alternating=False`` one pass
-    updates every player from the same profile, then all strategies are refreshed.
-
-    ``cf_reach(h)`` is the product of the other players' and chance's probabilities on the path
-    (computed like OpenSpiel: ``prod(reach[:p]) * prod(reach[p+1:])`` with chance last).
+    ``I`` add ``cf_reach(h) * (v_p(h.a) - v_p(h))`` to the pass's instantaneous regret of
+    ``(I, a)`` and (once per infoset per pass) ``own_reach(I) * sigma_I(a)`` to
+    ``strategy_sum[I][a]``; then fold the instantaneous regrets into ``regrets`` and refresh
+    ``p``'s current strategy by regret matching before the next player's pass. With
+    ``alternating=False`` one pass updates every player from the same profile, then all
+    strategies are refreshed. (This is :class:`ReferenceCFR` run for ``iterations``.)
 
     The keyword-only options reproduce OpenSpiel's CFR+ ingredients (``CFRPlusSolver`` is
-    ``alternating=True, regret_matching_plus=True, linear_averaging=True``):
+    ``alternating=True, regret_matching_plus=True, linear_averaging=True``; Tammelin 2014):
     ``regret_matching_plus`` clamps cumulative regrets at 0 after each pass (before the strategy
     refresh); ``linear_averaging`` weights the strategy-sum terms of iteration ``t`` (1-based) by
-    ``t``.
+    ``t``. Any other rule: ``rule=`` (see :func:`read_rule`); locked infosets: ``fixed=``.
     """
     if not isinstance(iterations, int) or iterations < 0:
         raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
-    n = game.num_players
-    table = infosets(game)
-    regrets = {key: {a: 0.0 for a in actions} for key, (_p, actions) in table.items()}
-    strategy_sum = {key: {a: 0.0 for a in actions} for key, (_p, actions) in table.items()}
-    current = {key: regret_matching(regrets[key], actions) for key, (_p, actions) in table.items()}
-
-    def walk(h: History, reach: tuple[float, ...], updating: frozenset, weight: float,
-             own_reach_seen: dict[str, float]) -> list[float]:
-        """Expected utilities (one per player) below ``h`` under ``current``; accumulates the
-        regrets / strategy sums of the players in ``updating`` on the way back up.
-
-        ``reach[i]`` is player i's own reach probability, ``reach[n]`` chance's."""
-        if h.is_terminal():
-            return [float(u) for u in h.utilities()]
-
-        if h.is_chance():
-            value = [0.0] * n
-            for outcome, prob in h.chance_outcomes():
-                child_reach = reach[:n] + (reach[n] * prob,)
-                child_value = walk(h.child(outcome), child_reach, updating, weight,
-                                   own_reach_seen)
-                value = [v + prob * c for v, c in zip(value, child_value)]
-            return value
-
-        p = h.current_player()
-        key = h.infoset_key()
-        sigma = current[key]
-        value = [0.0] * n
-        child_values = {}
-        for action in h.actions():
-            prob = sigma[action]
-            child_reach = reach[:p] + (reach[p] * prob,) + reach[p + 1:]
-            child_value = walk(h.child(action), child_reach, updating, weight, own_reach_seen)
-            child_values[action] = child_value
-            value = [v + prob * c for v, c in zip(value, child_value)]
-
-        if p in updating:
-            cf_reach = math.prod(reach[:p]) * math.prod(reach[p + 1:])
-            for action in h.actions():
-                regrets[key][action] += cf_reach * (child_values[action][p] - value[p])
-            own_reach = reach[p]
-            if key not in own_reach_seen:
-                own_reach_seen[key] = own_reach
-                for action in h.actions():
-                    strategy_sum[key][action] += weight * own_reach * sigma[action]
-            elif own_reach_seen[key] != own_reach:
-                raise ValueError(
-                    f"infoset {key!r}: own reach {own_reach!r} here ({h!r}) but "
-                    f"{own_reach_seen[key]!r} at another history (imperfect recall?)"
-                )
-        return value
-
-    def refresh(players: frozenset) -> None:
-        for key, (p, actions) in table.items():
-            if p in players:
-                if regret_matching_plus:
-                    for a in actions:
-                        regrets[key][a] = max(regrets[key][a], 0.0)
-                current[key] = regret_matching(regrets[key], actions)
-
-    root_reach = (1.0,) * (n + 1)
-    for t in range(1, iterations + 1):
-        weight = float(t) if linear_averaging else 1.0
-        if alternating:
-            for p in range(n):
-                walk(game.root(), root_reach, frozenset([p]), weight, {})
-                refresh(frozenset([p]))
-        else:
-            everyone = frozenset(range(n))
-            walk(game.root(), root_reach, everyone, weight, {})
-            refresh(everyone)
-
-    return CFRResult(
-        regrets=regrets,
-        strategy_sum=strategy_sum,
-        current=current,
-        iterations=iterations,
-        alternating=alternating,
-        players={key: p for key, (p, _actions) in table.items()},
-    )
+    if rule is None:
+        rule = OracleRule(floor=regret_matching_plus, gamma=1.0 if linear_averaging else 0.0)
+    elif regret_matching_plus or linear_averaging:
+        raise ValueError("give rule= or regret_matching_plus/linear_averaging, not both")
+    solver = ReferenceCFR(game, alternating=alternating, rule=rule, fixed=fixed)
+    return solver.iterate(iterations).result()
 
 
 # --------------------------------------------------------------------------------------------

@@ -242,3 +242,50 @@ def test_native_leduc_is_openspiel_leduc():
     theirs = cfrkit.evaluate(openspiel, openspiel_policy)
     assert ours.nash_conv == pytest.approx(theirs.nash_conv, abs=TOLERANCE)
     np.testing.assert_allclose(ours.values, theirs.values, atol=TOLERANCE)
+
+
+# -- the regret-rule family number for number -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "kuhn_poker(players=3)", "leduc_poker"])
+def test_cfr_plus_matches_openspiel_cpp_cfr_plus_solver(name):
+    game = from_openspiel(name)
+    ours = cfrkit.CFRPlus(game)
+    solver = pyspiel.CFRPlusSolver(game.openspiel_game)
+    done = 0
+    for iterations in (1, 2, 7, 100):
+        ours.iterate(iterations - done)
+        for _ in range(iterations - done):
+            solver.evaluate_and_update_policy()
+        done = iterations
+        average = ours.average_policy()
+        theirs = from_openspiel_policy(game, solver.tabular_average_policy())
+        # measured: 3.8e-10 on Leduc at 100 iterations, 1e-15 on Kuhn
+        np.testing.assert_allclose(average.table, theirs.table, atol=TOLERANCE, rtol=0)
+        expected = pyspiel.nash_conv(game.openspiel_game, solver.average_policy())
+        assert cfrkit.nash_conv(game, average) == pytest.approx(expected, abs=TOLERANCE)
+
+
+@pytest.mark.parametrize(
+    "name, iterations", [("kuhn_poker", 100), ("kuhn_poker(players=3)", 100), ("leduc_poker", 30)]
+)
+@pytest.mark.parametrize("trainer", ["LinearCFR", "DiscountedCFR"])
+def test_linear_and_discounted_cfr_match_openspiel_python_solvers(name, iterations, trainer):
+    from open_spiel.python.algorithms import discounted_cfr
+
+    game = from_openspiel(name)
+    ours = getattr(cfrkit, trainer)(game)
+    # DCFRSolver's defaults are the paper's (1.5, 0, 2), as DiscountedCFR's
+    solver = {"LinearCFR": discounted_cfr.LCFRSolver,
+              "DiscountedCFR": discounted_cfr.DCFRSolver}[trainer](game.openspiel_game)
+    for iteration in range(1, iterations + 1):
+        ours.iterate(1)
+        solver.evaluate_and_update_policy()
+        if iteration in (1, 2, 7, 30, 100):
+            # measured: <= 5e-12 (average) and 2e-11 (current) on Leduc at 30 iterations
+            average = from_openspiel_policy(game, solver.average_policy())
+            np.testing.assert_allclose(ours.average_policy().table, average.table, atol=TOLERANCE)
+            current = from_openspiel_policy(game, solver.current_policy())
+            np.testing.assert_allclose(ours.current_policy().table, current.table, atol=TOLERANCE)
+    theirs = os_exploitability.nash_conv(game.openspiel_game, solver.average_policy())
+    assert cfrkit.nash_conv(game, ours.average_policy()) == pytest.approx(theirs, abs=TOLERANCE)

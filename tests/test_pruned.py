@@ -228,6 +228,19 @@ def test_threshold_pruning_is_approximate_and_cheaper():
     assert cfrkit.nash_conv(game, rough.average_policy()) < 5e-3
 
 
+def test_threshold_pruning_on_leduc_stays_close_to_vanilla():
+    # the threshold is on the other players' reach without chance: with chance's factor in it
+    # (1/120 per history after Leduc's second card) whole rounds went unvisited and NashConv
+    # ended at 5.4, worse than uniform play (4.7). Measured at 2000 iterations: vanilla 0.0133,
+    # threshold 0.01 within 3% of it with 46% of the nodes (zero-reach pruning included)
+    game = LeducPoker()
+    vanilla = VanillaCFR(game).iterate(2000)
+    rough = PrunedCFR(game, threshold=0.01, regret_pruning=False).iterate(2000)
+    exact = cfrkit.nash_conv(game, vanilla.average_policy())
+    assert cfrkit.nash_conv(game, rough.average_policy()) <= 1.25 * exact
+    assert rough.nodes_touched < 0.5 * vanilla.nodes_touched
+
+
 @pytest.mark.parametrize("bad", [-0.1, 1.0, float("nan"), "0.1", True])
 def test_threshold_is_checked(bad):
     with pytest.raises(ValueError, match="threshold"):

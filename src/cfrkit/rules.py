@@ -79,9 +79,9 @@ def _discount(t: np.ndarray, exponent: float | None) -> np.ndarray:
     """``t^e / (t^e + 1)``, written as OpenSpiel writes it; 1 where ``t^e`` overflows."""
     if exponent is None:
         return np.ones_like(t)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         power = t**exponent
-    return np.where(np.isinf(power), 1.0, power / (power + 1.0))
+        return np.where(np.isinf(power), 1.0, power / (power + 1.0))
 
 
 @dataclass(frozen=True)
