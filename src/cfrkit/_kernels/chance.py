@@ -11,7 +11,7 @@ from numba import njit
 
 from ..tree import CHANCE
 from .random import next_double
-from .update import list_visited
+from .update import visit_sampled
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -74,9 +74,7 @@ def joint_sampled_walk(tree, statics, state, scratch) -> int:
             first = c + chance_choice(tree, statics, state, scratch, n, sample_id)
             last = first + 1
         else:
-            infoset = node_infoset[n]
-            list_visited(scratch, infoset)
-            scratch.visits[infoset] += 1.0
+            visit_sampled(tree, state, scratch, node_infoset[n])
             first = c
             last = c + m
         actor = node_player[n]  # -1 at a chance node

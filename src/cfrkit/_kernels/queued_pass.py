@@ -24,7 +24,7 @@ from numba import njit
 from ..tree import CHANCE
 from .chance import chance_choice
 from .regret_pruning import OPEN
-from .update import list_visited
+from .update import list_visited, visit_sampled
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -34,8 +34,8 @@ def visit_forward(
     """Forward loop of a queued pass: fill ``scratch.queue`` and ``scratch.reach``.
 
     Returns ``(count, touched)``: the internal nodes queued, and the nodes read or written.
-    Lists the visited infosets of ``player`` (and, when sampling, counts their visited
-    histories in ``scratch.visits``).
+    Lists the visited infosets of ``player`` (and, when sampling, takes their own reach and
+    counts their visited histories).
     """
     node_kind = tree.node_kind
     node_player = tree.node_player
@@ -67,10 +67,10 @@ def visit_forward(
                 queue[tail] = child
                 tail += 1
         elif node_player[n] == player:
-            infoset = node_infoset[n]
-            list_visited(scratch, infoset)
             if sampling:
-                scratch.visits[infoset] += 1.0
+                visit_sampled(tree, state, scratch, node_infoset[n])
+            else:
+                list_visited(scratch, node_infoset[n])
             for j in range(m):
                 if pruning_windows and state.window[s + j] == OPEN:
                     continue  # regret-based pruning: an action in its window

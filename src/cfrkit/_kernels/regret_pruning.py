@@ -107,7 +107,7 @@ def prepare(tree, upper, lower, chance_reach, last_slot, max_increment) -> None:
             max_increment[s + j] += chance_reach[n] * (upper[actor, c + j] - lower[actor, n])
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _cumulative_reach(statics, state, opponent: int, z: int) -> float:
     """``pi_c(z)`` times the opponent's cumulative sequence weight at ``z`` (two players)."""
     q = statics.last_slot[opponent, z]
@@ -115,7 +115,7 @@ def _cumulative_reach(statics, state, opponent: int, z: int) -> float:
     return statics.chance_reach[z] * weight
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _settle(tree, statics, state, scratch, player: int, slot: int) -> tuple:
     """Walk the subtrees behind ``slot`` once: the window's best-response value, new snapshots.
 
@@ -168,7 +168,7 @@ def _settle(tree, statics, state, scratch, player: int, slot: int) -> tuple:
     return total, touched
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _close(tree, statics, state, scratch, player: int, slot: int) -> int:
     """Settle the window of ``slot`` into its regret; returns the nodes touched."""
     value, touched = _settle(tree, statics, state, scratch, player, slot)
@@ -178,7 +178,7 @@ def _close(tree, statics, state, scratch, player: int, slot: int) -> int:
     return touched
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _close_windows_below(tree, statics, state, scratch, player: int, slot: int) -> int:
     """Settle every open window of ``player`` inside the subtrees behind ``slot``.
 
@@ -215,7 +215,7 @@ def _close_windows_below(tree, statics, state, scratch, player: int, slot: int) 
     return touched
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _under_open_window(tree, state, infoset: int) -> bool:
     s = tree.infoset_parent_slot[infoset]
     while s >= 0:
@@ -282,7 +282,7 @@ def end_pass(tree, statics, state, scratch, player: int) -> None:
                     _mark(state, player, slot)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _mark(state, player: int, slot: int) -> None:
     state.pending[player, state.pending_count[player]] = slot
     state.pending_count[player] += 1
