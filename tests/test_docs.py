@@ -1,11 +1,17 @@
-"""The Python examples in docs/ run (each page's blocks in order, sharing one namespace)."""
+"""The Python examples in docs/ run (each page's blocks in order, sharing one namespace), and
+the examples in the package's docstrings give the output they show."""
 
 import contextlib
+import doctest
+import importlib
 import io
+import pkgutil
 import re
 from pathlib import Path
 
 import pytest
+
+import cfrkit
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGES = sorted(p for p in DOCS.glob("*.md") if re.search(r"```python\n", p.read_text()))
@@ -20,3 +26,18 @@ def test_doc_examples_run(page):
     with contextlib.redirect_stdout(io.StringIO()):
         for index, block in enumerate(blocks):
             exec(compile(block, f"{page.name} block {index}", "exec"), namespace)
+
+
+MODULES = sorted(
+    name for _, name, _ in pkgutil.walk_packages(cfrkit.__path__, "cfrkit.")
+    if "_kernels" not in name
+)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_hold(name):
+    if name == "cfrkit.openspiel":
+        pytest.importorskip("pyspiel")
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0

@@ -47,9 +47,9 @@ class CFR(Trainer):
     --------
     >>> import cfrkit
     >>> from cfrkit.games import KuhnPoker
-    >>> rule = cfrkit.RegretRule(floor=True, alpha=1.5, gamma=4.0)      # DCFR+
+    >>> rule = cfrkit.RegretRule(floor=True, alpha=2.3, gamma=5.0, predictive=True)  # PDCFR+
     >>> trainer = cfrkit.CFR(KuhnPoker(), rule=rule).iterate(500)
-    >>> cfrkit.exploitability(trainer.game, trainer.average_policy()) < 1e-4
+    >>> cfrkit.exploitability(trainer.game, trainer.average_policy()) < 1e-10
     True
     """
 
