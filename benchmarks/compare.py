@@ -17,7 +17,10 @@ Two tables are printed (markdown):
 
 NashConv: cfrkit's exact evaluator for cfrkit and OpenSpiel (the two agree to 1e-9, see
 tests/test_openspiel.py), LiteEFG's own ``exploitability`` summed over players for LiteEFG.
-Note LiteEFG's OpenSpiel environment caches the game it converts under ~/game_instances.
+The solvers (every cfrkit trainer this cfrkit exports, OpenSpiel's CFRSolver and CFRPlusSolver,
+LiteEFG's CFR, CFR+, DCFR and PCFR+) are the adapters of ``peers.py``, which says how each peer
+is trained and evaluated. Note LiteEFG's OpenSpiel environment caches the game it converts
+under ~/game_instances.
 
     python benchmarks/compare.py                       # everything, about 15 minutes
     python benchmarks/compare.py --quick               # Kuhn 2p/3p and Leduc, ~3 minutes
@@ -30,189 +33,26 @@ Measures; never asserts.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
-import inspect
-import io
 import json
 import math
 import sys
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
+from peers import (
+    GAMES,
+    CfrkitSolver,
+    checkpoints,
+    fmt_rate,
+    fmt_time,
+    load_game,
+    print_table,
+    solver_entries,
+    versions_line,
+)
 
-import cfrkit
-from cfrkit import games as cfrkit_games
-
-try:
-    import pyspiel
-except ImportError:  # OpenSpiel is optional
-    pyspiel = None
-
-try:
-    with contextlib.redirect_stdout(io.StringIO()):
-        import LiteEFG as leg
-        from LiteEFG.baselines.CFR import graph as LiteEFGCFR
-        from LiteEFG.baselines.CFRplus import graph as LiteEFGCFRPlus
-except Exception:  # LiteEFG is optional (and pulls jax); any import failure skips it
-    leg = None
-
-TRAINER_NAMES = ("VanillaCFR", "PrunedCFR", "ChanceSampledCFR")
 THRESHOLDS = (1e-3, 1e-4)
-
-
-@dataclass(frozen=True)
-class GameSpec:
-    key: str
-    label: str
-    openspiel_name: str
-    native: object  # a factory of the native cfrkit game, or None
-
-
-GAMES = {
-    "kuhn2": GameSpec("kuhn2", "Kuhn 2p", "kuhn_poker", lambda: cfrkit_games.KuhnPoker()),
-    "kuhn3": GameSpec(
-        "kuhn3", "Kuhn 3p", "kuhn_poker(players=3)", lambda: cfrkit_games.KuhnPoker(players=3)
-    ),
-    "leduc": GameSpec(
-        "leduc", "Leduc", "leduc_poker", lambda: getattr(cfrkit_games, "LeducPoker")()
-    ),
-    "liars_dice": GameSpec("liars_dice", "Liar's dice", "liars_dice", None),
-}
-
-
-# -- solvers behind one interface ------------------------------------------------------------
-
-
-class Solver:
-    """``step(n)`` runs n iterations; ``nash_conv()`` measures the average policy."""
-
-    name: str
-    family: str  # "cfrkit" or the peer's name
-
-    def step(self, n: int) -> None:
-        raise NotImplementedError
-
-    def nash_conv(self) -> float:
-        raise NotImplementedError
-
-    def batch(self) -> int:
-        """A reasonable number of iterations per step() call (1 for per-iteration APIs)."""
-        return 1
-
-
-class CfrkitSolver(Solver):
-    family = "cfrkit"
-
-    def __init__(self, cls, compiled):
-        kwargs = {}
-        if "seed" in inspect.signature(cls).parameters:
-            kwargs["seed"] = 0
-        self.name = f"cfrkit {cls.__name__}"
-        self.compiled = compiled
-        self.trainer = cls(compiled, **kwargs)
-
-    def step(self, n):
-        self.trainer.iterate(n)
-
-    def nash_conv(self):
-        return cfrkit.nash_conv(self.compiled, self.trainer.average_policy())
-
-    def batch(self):
-        return 1 << 30  # one kernel call runs any number of iterations
-
-    def touched_per_iteration(self):
-        if self.trainer.iteration == 0:
-            return float("nan")
-        return self.trainer.nodes_touched / self.trainer.iteration
-
-
-class OpenSpielSolver(Solver):
-    family = "OpenSpiel"
-
-    def __init__(self, cls, compiled):
-        from cfrkit.openspiel import from_openspiel_policy
-
-        self.name = f"OpenSpiel {cls.__name__} (C++)"
-        self.compiled = compiled
-        self.solver = cls(compiled.game.openspiel_game)
-        self._convert = from_openspiel_policy
-
-    def step(self, n):
-        update = self.solver.evaluate_and_update_policy
-        for _ in range(n):
-            update()
-
-    def nash_conv(self):
-        policy = self._convert(self.compiled, self.solver.tabular_average_policy())
-        return cfrkit.nash_conv(self.compiled, policy)
-
-
-class LiteEFGSolver(Solver):
-    family = "LiteEFG"
-
-    def __init__(self, graph_cls, label, average, compiled):
-        self.name = f"LiteEFG {label}"
-        with contextlib.redirect_stdout(io.StringIO()):  # LiteEFG prints banners
-            self.env = leg.OpenSpielEnv(compiled.game.openspiel_game, traverse_type="Enumerate")
-            self.graph = graph_cls()
-            self.env.set_graph(self.graph)
-        self.average = average
-        self.strategy = self.graph.current_strategy()
-
-    def step(self, n):
-        graph, env, strategy = self.graph, self.env, self.strategy
-        for _ in range(n):  # the loop of LiteEFG.baselines.utils.train
-            graph.update_graph(env)
-            env.update_strategy(strategy, update_best=False)
-
-    def nash_conv(self):
-        return float(sum(self.env.exploitability(self.strategy, self.average)))
-
-
-def cfrkit_trainer_classes(log):
-    found = []
-    for name in TRAINER_NAMES:
-        cls = getattr(cfrkit, name, None)
-        if cls is None:
-            log(f"  cfrkit {name}: not exported by this cfrkit, skipped")
-        else:
-            found.append(cls)
-    return found
-
-
-def make_solvers(compiled, spec, args, log):
-    """(name, factory) for every solver that runs on this game, logging the skipped ones."""
-    makers = [
-        (f"cfrkit {cls.__name__}", lambda cls=cls: CfrkitSolver(cls, compiled))
-        for cls in cfrkit_trainer_classes(log)
-    ]
-    if pyspiel is None:
-        log("  OpenSpiel: not installed (pip install open_spiel), skipped")
-    elif "openspiel" in args.peers:
-        for cls in (pyspiel.CFRSolver, pyspiel.CFRPlusSolver):
-            makers.append(
-                (f"OpenSpiel {cls.__name__} (C++)", lambda cls=cls: OpenSpielSolver(cls, compiled))
-            )
-    if leg is None:
-        log("  LiteEFG: not installed (pip install liteefg), skipped")
-    elif pyspiel is not None and "liteefg" in args.peers:
-        makers.append(
-            ("LiteEFG CFR", lambda: LiteEFGSolver(LiteEFGCFR, "CFR", "avg-iterate", compiled))
-        )
-        if compiled.num_players == 2:  # LiteEFG's CFR+ graph updates players 1 and 2 only
-            makers.append(
-                (
-                    "LiteEFG CFR+",
-                    lambda: LiteEFGSolver(
-                        LiteEFGCFRPlus, "CFR+", "linear-avg-iterate", compiled
-                    ),
-                )
-            )
-        else:
-            log("  LiteEFG CFR+: its graph is written for two players, skipped")
-    return makers
 
 
 # -- measurements ----------------------------------------------------------------------------
@@ -274,15 +114,7 @@ def measure_throughput(factory, seconds):
     return Throughput(solver.name, setup, total_iterations, total_time, touched)
 
 
-def checkpoints(growth=1.05):
-    """Iteration counts at which NashConv is checked: every iteration, then ~5% apart."""
-    value = 1
-    while True:
-        yield value
-        value = max(value + 1, int(value * growth))
-
-
-def measure_convergence(factory, cap, target=min(THRESHOLDS)):
+def measure_convergence(factory, cap, target=THRESHOLDS[-1]):
     solver, _ = timed_setup(factory)
     if isinstance(solver, CfrkitSolver):  # compile (or load) the numba kernels off the clock
         warm = factory()
@@ -292,7 +124,7 @@ def measure_convergence(factory, cap, target=min(THRESHOLDS)):
     curve = Curve(solver.name)
     done, trained = 0, 0.0
     wall_start = time.perf_counter()
-    for target_iterations in checkpoints():
+    for target_iterations in checkpoints(growth=1.05):
         start = time.perf_counter()
         solver.step(target_iterations - done)
         trained += time.perf_counter() - start
@@ -310,56 +142,20 @@ def measure_convergence(factory, cap, target=min(THRESHOLDS)):
     return curve
 
 
-# -- printing --------------------------------------------------------------------------------
-
-
-def fmt_rate(x):
-    return f"{x:,.0f}" if x >= 100 else f"{x:,.1f}"
-
-
-def fmt_time(s):
-    if s < 1e-3:
-        return f"{s * 1e6:.0f} µs"
-    if s < 1:
-        return f"{s * 1e3:.1f} ms"
-    return f"{s:.2f} s"
-
-
-def print_table(header, rows, out):
-    out("| " + " | ".join(header) + " |")
-    out("| " + " | ".join("---" if i == 0 else "---:" for i in range(len(header))) + " |")
-    for row in rows:
-        out("| " + " | ".join(row) + " |")
-
-
 def run(args, out=print):
     gc.collect()
     throughput_rows, convergence_rows, results = [], [], {}
     log = out
     for key in args.games:
-        spec = GAMES[key]
-        if pyspiel is not None:
-            from cfrkit.openspiel import from_openspiel
-
-            start = time.perf_counter()
-            compiled = cfrkit.compile_game(from_openspiel(spec.openspiel_name))
-            source = f"from_openspiel({spec.openspiel_name!r})"
-        elif spec.native is not None:
-            start = time.perf_counter()
-            compiled = cfrkit.compile_game(spec.native())
-            source = "native"
-        else:
-            log(f"{spec.label}: needs OpenSpiel, skipped")
+        game = load_game(GAMES[key], log)
+        if game is None:
             continue
-        compile_time = time.perf_counter() - start
+        spec, compiled, compile_time = game.spec, game.compiled, game.compile_seconds
         nodes, players = compiled.num_nodes, compiled.num_players
-        log(
-            f"{spec.label}: {source}, {nodes:,} nodes, {compiled.num_infosets:,} infosets, "
-            f"{players} players; cfrkit compile {compile_time:.2f} s"
-        )
-        makers = make_solvers(compiled, spec, args, log)
+        log(game.describe())
+        makers = solver_entries(compiled, args.peers, log)
         measured = []
-        for name, factory in makers:
+        for name, _, factory in makers:
             result = measure_throughput(factory, args.seconds)
             measured.append(result)
             log(f"  {name}: {fmt_rate(result.rate)} it/s")
@@ -380,7 +176,7 @@ def run(args, out=print):
         if args.no_convergence:
             continue
         curves = []
-        for name, factory in makers:
+        for name, _, factory in makers:
             curve = measure_convergence(factory, args.cap)
             curves.append(curve)
             cells = []
@@ -450,9 +246,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    print(f"cfrkit {cfrkit.__version__}, numpy {np.__version__}"
-          + (", OpenSpiel installed" if pyspiel is not None else "")
-          + (f", LiteEFG installed ({leg.get_threads()} thread)" if leg is not None else ""))
+    print(versions_line())
     results = run(args)
     if args.json:
         with open(args.json, "w") as fh:

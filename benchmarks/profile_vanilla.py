@@ -2,8 +2,8 @@
 
 Times each piece of one player's pass on its own, many times in a numba loop, in ns per
 node-visit (the unit of the other benchmarks): the forward loop, the backward loop and the
-per-infoset work (average strategy and regret matching), next to the whole pass as
-``iterate()`` runs it. Per node-visit the forward loop makes 5 loads and a store, the backward
+per-infoset update (average strategy, folding the instantaneous regrets in, regret matching),
+next to the whole pass as ``iterate()`` runs it. Per node-visit the forward loop makes 5 loads and a store, the backward
 loop 6 to 10 loads and 1 to 3 stores (more at the updating player's nodes): about 15 memory
 operations, which at two to three loads a cycle bound a pass from below at roughly 5 to 7
 cycles per node-visit. Measures; never asserts.
@@ -20,35 +20,30 @@ import numpy as np
 from numba import njit
 
 import cfrkit
-from cfrkit._kernels.regret import regret_matching
-from cfrkit._kernels.traverse import accumulate_average, full_backward, full_forward
+from cfrkit._kernels.full_pass import full_backward, full_forward
+from cfrkit._kernels.update import update_player
 from cfrkit.games import KuhnPoker, LeducPoker
 
 GAMES = {"leduc": LeducPoker, "kuhn3": lambda: KuhnPoker(players=3), "kuhn2": KuhnPoker}
 
 
-@njit(cache=True)
-def _forward(repeats, parent, edge_slot, edge_player, probs, reach):
+@njit(cache=True, _nrt=False)
+def _forward(repeats, tree, state, scratch):
     for k in range(repeats):
-        full_forward(parent, edge_slot, edge_player, probs, reach, k % 2)
+        full_forward(tree.node_parent, tree.edge_slot, tree.edge_player, state.probs,
+                     scratch.reach, k % 2)
 
 
-@njit(cache=True)
-def _backward(repeats, parent, edge_slot, edge_player, edge_last, node_player, node_infoset,
-              probs, reach, value, regret, baseline):
+@njit(cache=True, _nrt=False)
+def _backward(repeats, tree, state, scratch):
     for k in range(repeats):
-        full_backward(parent, edge_slot, edge_player, edge_last, node_player, node_infoset,
-                      probs, reach, value[k % 2], regret, baseline, k % 2)
+        full_backward(tree, state, scratch, k % 2)
 
 
-@njit(cache=True)
-def _per_infoset(repeats, start, parent_i, parent_slot, first_slot, num_actions, probs,
-                 strategy_sum, own_reach, regret, locked):
+@njit(cache=True, _nrt=False)
+def _per_infoset(repeats, tree, state, scratch):
     for k in range(repeats):
-        p = k % 2
-        accumulate_average(start[p], start[p + 1], parent_i, parent_slot, first_slot,
-                           num_actions, probs, strategy_sum, own_reach, 1.0)
-        regret_matching(regret, probs, first_slot, num_actions, locked, start[p], start[p + 1])
+        update_player(tree, state, scratch, k % 2, 1.0, 1.0, 1.0, -np.inf, False)
 
 
 def timed(function, *args) -> float:
@@ -74,29 +69,26 @@ def main() -> None:
     parser.add_argument("--game", choices=sorted(GAMES), default="leduc")
     args = parser.parse_args()
     trainer = cfrkit.VanillaCFR(GAMES[args.game]()).iterate(50)  # a realistic profile
-    tree, ws = trainer.game.tree, trainer._ws
+    tree = trainer.game.tree
     nodes = tree.node_kind.shape[0]
+    # the pieces run on copies, so the trainer's own run below is not disturbed
+    state = trainer._state._replace(**{f: a.copy() for f, a in trainer._state._asdict().items()})
+    scratch = trainer._scratch._replace(
+        **{f: a.copy() for f, a in trainer._scratch._asdict().items()})
     rows = [
-        ("forward loop (reach)", timed(_forward, tree.node_parent, tree.edge_slot,
-                                       tree.edge_player, ws.probs, ws.reach)),
-        ("backward loop (values, regrets)", timed(
-            _backward, tree.node_parent, tree.edge_slot, tree.edge_player, tree.edge_last,
-            tree.node_player, tree.node_infoset, ws.probs, ws.reach, ws.value, ws.regret.copy(),
-            ws.baseline)),
-        ("average + regret matching", timed(
-            _per_infoset, tree.player_infoset_start, tree.infoset_parent,
-            tree.infoset_parent_slot, tree.infoset_first_slot, tree.infoset_num_actions,
-            ws.probs.copy(), ws.strategy_sum.copy(), ws.own_reach, ws.regret.copy(), ws.locked)),
+        ("forward loop (reach)", timed(_forward, tree, state, scratch)),
+        ("backward loop (values, slot sums)", timed(_backward, tree, state, scratch)),
+        ("update (average, fold, regret matching)", timed(_per_infoset, tree, state, scratch)),
     ]
     start = time.perf_counter()
     trainer.iterate(200)
     whole = (time.perf_counter() - start) / 200 / tree.num_players
     print(f"{trainer.game.game.name}: {nodes} nodes, one player pass\n")
-    print(f"{'piece':<34}{'ns/node-visit':>14}")
+    print(f"{'piece':<42}{'ns/node-visit':>14}")
     for label, seconds in rows:
-        print(f"{label:<34}{seconds / nodes * 1e9:>14.2f}")
-    print(f"{'sum of the pieces':<34}{sum(s for _, s in rows) / nodes * 1e9:>14.2f}")
-    print(f"{'whole pass inside iterate()':<34}{whole / nodes * 1e9:>14.2f}")
+        print(f"{label:<42}{seconds / nodes * 1e9:>14.2f}")
+    print(f"{'sum of the pieces':<42}{sum(s for _, s in rows) / nodes * 1e9:>14.2f}")
+    print(f"{'whole pass inside iterate()':<42}{whole / nodes * 1e9:>14.2f}")
 
 
 if __name__ == "__main__":
