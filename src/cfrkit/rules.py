@@ -209,25 +209,34 @@ class RegretRule:
         return factors
 
 
-def checked_schedule(rule: RegretRule, first: int, count: int) -> np.ndarray:
-    """``rule.schedule`` for iterations ``first .. first + count - 1``, with its ranges checked.
+def kernel_schedule(rule: RegretRule, first: int, count: int) -> np.ndarray:
+    """The factors of iterations ``first .. first + count - 1`` as the kernels read them:
+    float64 ``(3, count)``, rows ``d_+``, ``d_-`` and the average weight.
 
-    A custom schedule that returns a discount outside ``(0, 1]`` or a negative or non-finite
-    weight would silently corrupt the regrets; raise a ValueError naming the rule instead.
+    The presets' rows are filled directly (a few nanoseconds per iteration; tiny games run an
+    iteration in ~100 ns). A subclass's :meth:`RegretRule.schedule` is called and checked: a
+    discount outside ``(0, 1]`` or a negative or non-finite weight would silently corrupt the
+    regrets, so it raises a ValueError naming the rule instead.
     """
-    factors = np.ascontiguousarray(
-        rule.schedule(np.arange(first, first + count, dtype=np.float64)), dtype=np.float64
-    )
-    if factors.shape != (count, 3):
+    t = np.arange(first, first + count, dtype=np.float64)
+    if type(rule).schedule is RegretRule.schedule:
+        factors = np.empty((3, count))
+        factors[0] = _discount(t, rule.alpha) if rule.alpha is not None else 1.0
+        factors[1] = _discount(t, rule.beta) if rule.beta is not None else 1.0
+        factors[2] = t**rule.gamma if rule.gamma != 0.0 else 1.0
+        return factors
+    given = np.asarray(rule.schedule(t), dtype=np.float64)
+    name = type(rule).__name__
+    if given.shape != (count, 3):
+        raise ValueError(f"{name}.schedule() must return shape ({count}, 3), got {given.shape}")
+    factors = np.ascontiguousarray(given.T)
+    discounts, weights = factors[:2], factors[2]
+    # reductions, not element-wise masks: NaN fails every comparison below
+    if not (discounts.min() > 0.0 and discounts.max() <= 1.0):
         raise ValueError(
-            f"{type(rule).__name__}.schedule() must return shape ({count}, 3), got {factors.shape}"
+            f"{name}.schedule(): discounts must lie in (0, 1] (use floor=True to reset "
+            "negative regrets)"
         )
-    discounts, weights = factors[:, :2], factors[:, 2]
-    if not (np.all(discounts > 0.0) and np.all(discounts <= 1.0)):
-        raise ValueError(
-            f"{type(rule).__name__}.schedule(): discounts must lie in (0, 1] "
-            "(use floor=True to reset negative regrets)"
-        )
-    if not (np.all(np.isfinite(weights)) and np.all(weights >= 0.0)):
-        raise ValueError(f"{type(rule).__name__}.schedule(): average weights must be finite and >= 0")
+    if not (weights.min() >= 0.0 and math.isfinite(weights.sum())):
+        raise ValueError(f"{name}.schedule(): average weights must be finite and >= 0")
     return factors

@@ -1,8 +1,8 @@
 """One small driver per traversal family: a block of iterations in one call.
 
-Each driver runs ``schedule.shape[0]`` iterations; row ``k`` of ``schedule`` holds iteration
+Each driver runs ``schedule.shape[1]`` iterations; column ``k`` of ``schedule`` holds iteration
 ``k``'s positive and negative regret discounts and its average weight (see
-:meth:`cfrkit.RegretRule.schedule`). Everything is written in place in ``state`` and
+:func:`cfrkit.rules.kernel_schedule`). Everything is written in place in ``state`` and
 ``scratch``; the drivers return the nodes touched. They are separate functions so that numba
 compiles only the family a trainer uses: a user of the full pass never pays for pruning or
 sampling. The pieces come inlined from ``full_pass``, ``queued_pass``, ``chance``, ``update``
@@ -47,17 +47,17 @@ def step_order(step: int, num_players: int, alternating) -> tuple:
 def run_full(tree, state, scratch, schedule, alternating, lower, predictive) -> int:
     """Full passes: every node once per player per iteration."""
     num_players = tree.num_players
-    for k in range(schedule.shape[0]):
+    for k in range(schedule.shape[1]):
         for step in range(2 * num_players):
             player, is_pass = step_order(step, num_players, alternating)
             if is_pass:
                 full_pass(tree, state, scratch, player)
             else:
                 update_player(
-                    tree, state, scratch, player, schedule[k, 0], schedule[k, 1], schedule[k, 2],
+                    tree, state, scratch, player, schedule[0, k], schedule[1, k], schedule[2, k],
                     lower, predictive,
                 )
-    return schedule.shape[0] * num_players * tree.node_kind.shape[0]
+    return schedule.shape[1] * num_players * tree.node_kind.shape[0]
 
 
 @njit(cache=True, _nrt=False)
@@ -73,9 +73,9 @@ def run_pruned(
     """
     num_players = tree.num_players
     touched = 0
-    for k in range(schedule.shape[0]):
+    for k in range(schedule.shape[1]):
         if lazy:
-            advance_discounts(state, schedule[k, 0], schedule[k, 1])
+            advance_discounts(state, schedule[0, k], schedule[1, k])
         for step in range(2 * num_players):
             player, is_pass = step_order(step, num_players, alternating)
             if is_pass:
@@ -89,13 +89,13 @@ def run_pruned(
                 )
                 touched += visits
                 continue
-            average_player(tree, state, scratch, player, schedule[k, 2])
+            average_player(tree, state, scratch, player, schedule[2, k])
             state.accumulations[player] += 1
             if alternating or player == num_players - 1:  # the players updated now
                 first = player if alternating else 0
                 update_visited(
-                    tree, state, scratch, first, player + 1, schedule[k, 0], schedule[k, 1],
-                    schedule[k, 2], lower, predictive, lazy, False,
+                    tree, state, scratch, first, player + 1, schedule[0, k], schedule[1, k],
+                    schedule[2, k], lower, predictive, lazy, False,
                 )
                 if regret_pruning:
                     for updated in range(first, player + 1):
@@ -117,9 +117,9 @@ def run_chance_sampled(
     num_players = tree.num_players
     joint = not alternating and not per_player
     touched = 0
-    for k in range(schedule.shape[0]):
+    for k in range(schedule.shape[1]):
         if lazy:
-            advance_discounts(state, schedule[k, 0], schedule[k, 1])
+            advance_discounts(state, schedule[0, k], schedule[1, k])
         if not per_player:
             scratch.sample_id[0] += 1
         for step in range(2 * num_players):
@@ -139,7 +139,7 @@ def run_chance_sampled(
             elif alternating or player == num_players - 1:  # the players updated now
                 update_visited(
                     tree, state, scratch, player if alternating else 0, player + 1,
-                    schedule[k, 0], schedule[k, 1], schedule[k, 2], lower, predictive, lazy, True,
+                    schedule[0, k], schedule[1, k], schedule[2, k], lower, predictive, lazy, True,
                 )
                 clear_visited(scratch)
     return touched

@@ -17,7 +17,7 @@ import numpy as np
 from .._kernels.update import synced_regrets
 from ..game import Game, InfoSet
 from ..policy import Policy, policy_rows
-from ..rules import RegretRule, checked_schedule
+from ..rules import RegretRule, kernel_schedule
 from ..state import Scratch, TrainerState, new_scratch, new_state
 from ..statics import Statics, statics_for
 from ..tree import CompiledGame, compile_game
@@ -117,7 +117,7 @@ class Trainer(abc.ABC):
 
     @abc.abstractmethod
     def _run(self, schedule: np.ndarray) -> int:
-        """Run ``len(schedule)`` iterations in one kernel call; return the nodes touched."""
+        """Run ``schedule.shape[1]`` iterations in one kernel call; return the nodes touched."""
 
     # -- switches (fixed at construction) ---------------------------------------------------------
     @property
@@ -161,7 +161,7 @@ class Trainer(abc.ABC):
         remaining = int(n)
         while remaining:
             count = min(self._block, remaining)
-            schedule = checked_schedule(self._rule, self._iteration + 1, count)
+            schedule = kernel_schedule(self._rule, self._iteration + 1, count)
             start = time.perf_counter()
             touched = self._run(schedule)
             elapsed = time.perf_counter() - start
