@@ -1,7 +1,7 @@
 """Plot NashConv against iterations and against training wall time, per game and solver.
 
 Runs the same solvers as ``benchmarks/compare.py`` (cfrkit's trainers, OpenSpiel's C++ CFR and
-CFR+ solvers, LiteEFG's CFR and CFR+, the peers only when installed) and writes one PNG per game,
+CFR+ solvers, LiteEFG's CFR, CFR+, DCFR and PCFR+, the peers only when installed) and writes one PNG per game,
 ``convergence_<game>.png``, with two panels: NashConv of the average policy against iterations
 and against training wall time (evaluation not counted), both log-log. Needs matplotlib
 (``pip install cfrkit[plot]``).
@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import compare  # noqa: E402  (benchmarks/compare.py)
+import peers  # noqa: E402  (benchmarks/peers.py)
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "docs" / "images"
 
@@ -33,31 +34,22 @@ STYLE = {  # solver family -> line style; colours follow the solver order
 
 
 def measure_curves(args):
-    import cfrkit
-
     curves = {}
     for key in args.games:
-        spec = compare.GAMES[key]
-        if compare.pyspiel is not None:
-            from cfrkit.openspiel import from_openspiel
-
-            compiled = cfrkit.compile_game(from_openspiel(spec.openspiel_name))
-        elif spec.native is not None:
-            compiled = cfrkit.compile_game(spec.native())
-        else:
-            print(f"{spec.label}: needs OpenSpiel, skipped")
+        loaded = peers.load_game(peers.GAMES[key], print)
+        if loaded is None:
             continue
-        print(f"{spec.label}: {compiled.num_nodes:,} nodes")
+        print(loaded.describe())
         per_game = {}
-        for name, factory in compare.make_solvers(compiled, spec, args, print):
-            curve = compare.measure_convergence(factory, args.cap, target=args.target)
-            per_game[name] = {
+        for entry in peers.solver_entries(loaded.compiled, args.peers, print):
+            curve = compare.measure_convergence(entry.make, args.cap, target=args.target)
+            per_game[entry.name] = {
                 "iterations": curve.iterations,
                 "seconds": curve.seconds,
                 "nash_conv": curve.nash_conv,
             }
-            print(f"  {name}: {curve.iterations[-1]:,} iterations, {curve.seconds[-1]:.2f} s, "
-                  f"NashConv {curve.nash_conv[-1]:.3g}")
+            print(f"  {entry.name}: {curve.iterations[-1]:,} iterations, "
+                  f"{curve.seconds[-1]:.2f} s, NashConv {curve.nash_conv[-1]:.3g}")
         curves[key] = per_game
     return curves
 
@@ -73,7 +65,7 @@ def plot(curves, out_dir, dpi):
     for key, per_game in curves.items():
         label = compare.GAMES[key].label if key in compare.GAMES else key
         fig, (by_iteration, by_time) = plt.subplots(1, 2, figsize=(12, 4.6))
-        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        colours = [plt.get_cmap("tab20")(i) for i in range(20)]
         for i, (name, curve) in enumerate(per_game.items()):
             family = name.split()[0]
             style = dict(color=colours[i % len(colours)], linestyle=STYLE.get(family, "-"),
