@@ -9,6 +9,7 @@ API is used, so any revision with the trainer works. Measures; never asserts.
 
     python benchmarks/against_revision.py --rev 12cccd2          # VanillaCFR, built-in games
     python benchmarks/against_revision.py --rev HEAD~3 --trainer PrunedCFR --games leduc
+    python benchmarks/against_revision.py --rev 12cccd2 --trainer ChanceSampledCFR --scale 100
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def main(argv=None) -> None:
     parser.add_argument("--trainer", default="VanillaCFR")
     parser.add_argument("--games", default=",".join(GAMES))
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="multiply each game's iterations per round (sampled trainers: 100)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         old = load_revision(args.rev, Path(tmp))
@@ -77,6 +80,7 @@ def main(argv=None) -> None:
               f"{'median ratio':>14}")
         for key in [g.strip() for g in args.games.split(",") if g.strip()]:
             game_name, kwargs, n = GAMES[key]
+            n = max(1, int(n * args.scale))
             ours = trainer(cfrkit, args.trainer, game_name, kwargs)
             theirs = trainer(old, args.trainer, game_name, kwargs)
             visits = n * ours.game.num_nodes * ours.game.num_players / 1e9
