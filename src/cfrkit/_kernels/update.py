@@ -147,20 +147,25 @@ def advance_discounts(state, dpos: float, dneg: float) -> None:
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def average_infoset(tree, state, scratch, infoset: int, weight: float) -> None:
-    """``S(I, a) += weight * pi_p(I) * sigma(I, a)``; records ``pi_p(I)`` in ``own_reach``.
+def take_own_reach(tree, state, scratch, infoset: int) -> None:
+    """``own_reach[I] = pi_p(I)``, the acting player's own reach of ``I``.
 
-    ``pi_p(I)`` is the acting player's own reach, one number per infoset under perfect recall:
-    the reach of the player's previous infoset times the probability of the action taken
-    there (infosets are numbered, and visited, after that previous infoset).
+    One number per infoset under perfect recall: the reach of the player's previous infoset
+    times the probability, as played, of the action taken there (infosets are numbered, and
+    visited, after that previous infoset, so its own reach is already taken).
     """
     ps = tree.infoset_parent_slot[infoset]
-    own = 1.0 if ps < 0 else scratch.own_reach[tree.infoset_parent[infoset]] * state.probs[ps]
-    scratch.own_reach[infoset] = own
+    scratch.own_reach[infoset] = (
+        1.0 if ps < 0 else scratch.own_reach[tree.infoset_parent[infoset]] * state.probs[ps]
+    )
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def add_to_average(tree, state, infoset: int, weight: float) -> None:
+    """``S(I, a) += weight * sigma(I, a)`` for the actions of ``infoset``."""
     start = tree.infoset_first_slot[infoset]
-    w = weight * own
     for slot in range(start, start + tree.infoset_num_actions[infoset]):
-        state.strategy_sum[slot] += w * state.probs[slot]
+        state.strategy_sum[slot] += weight * state.probs[slot]
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -175,16 +180,11 @@ def update_player(tree, state, scratch, player: int, dpos, dneg, weight, lower, 
     first = tree.player_infoset_start[player]
     end = tree.player_infoset_start[player + 1]
     for infoset in range(first, end):
-        ps = tree.infoset_parent_slot[infoset]
-        scratch.own_reach[infoset] = (
-            1.0 if ps < 0 else scratch.own_reach[tree.infoset_parent[infoset]] * state.probs[ps]
-        )
+        take_own_reach(tree, state, scratch, infoset)
     for infoset in range(first, end):
         start = tree.infoset_first_slot[infoset]
         stop = start + tree.infoset_num_actions[infoset]
-        w = weight * scratch.own_reach[infoset]
-        for slot in range(start, stop):
-            state.strategy_sum[slot] += w * state.probs[slot]
+        add_to_average(tree, state, infoset, weight * scratch.own_reach[infoset])
         fold_regrets(state, scratch, infoset, start, stop, dpos, dneg, 1.0, 1.0, lower, predictive)
         if state.locked[infoset]:
             continue
@@ -201,7 +201,8 @@ def average_player(tree, state, scratch, player: int, weight: float) -> None:
     """The average step of :func:`update_player` alone (queued passes that are not sampled
     add every infoset's weight, reached or not, exactly as a full pass does)."""
     for infoset in range(tree.player_infoset_start[player], tree.player_infoset_start[player + 1]):
-        average_infoset(tree, state, scratch, infoset, weight)
+        take_own_reach(tree, state, scratch, infoset)
+        add_to_average(tree, state, infoset, weight * scratch.own_reach[infoset])
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -224,10 +225,7 @@ def visit_sampled(tree, state, scratch, infoset: int) -> None:
     and count the visit for the average."""
     if scratch.visited_stamp[infoset] != scratch.visited_count[1]:
         list_visited(scratch, infoset)
-        ps = tree.infoset_parent_slot[infoset]
-        scratch.own_reach[infoset] = (
-            1.0 if ps < 0 else scratch.own_reach[tree.infoset_parent[infoset]] * state.probs[ps]
-        )
+        take_own_reach(tree, state, scratch, infoset)
     scratch.visits[infoset] += 1.0
 
 
@@ -259,11 +257,10 @@ def update_visited(
     for k in range(scratch.visited_count[0]):
         infoset = scratch.visited[k]
         if sampled:
-            start = tree.infoset_first_slot[infoset]
-            w = weight * scratch.visits[infoset] * scratch.own_reach[infoset]
+            add_to_average(
+                tree, state, infoset, weight * scratch.visits[infoset] * scratch.own_reach[infoset]
+            )
             scratch.visits[infoset] = 0.0
-            for slot in range(start, start + tree.infoset_num_actions[infoset]):
-                state.strategy_sum[slot] += w * state.probs[slot]
         update_infoset(tree, state, scratch, infoset, dpos, dneg, lower, predictive, lazy)
     if predictive:
         for player in range(first_player, end_player):
