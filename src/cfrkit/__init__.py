@@ -15,6 +15,7 @@ from .evaluation import (
 )
 from .game import Game, GameError, History, InfoSet
 from .policy import Policy
+from .record import SolveRecord
 from .rules import RegretRule
 from .trainers import (
     CFR,
@@ -53,6 +54,7 @@ __all__ = [
     "PredictiveCFRPlus",
     "PrunedCFR",
     "RegretRule",
+    "SolveRecord",
     "Trainer",
     "VanillaCFR",
     "best_response",
