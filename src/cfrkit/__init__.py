@@ -4,6 +4,7 @@ Describe a game with :class:`Game` / :class:`History`, train with a trainer such
 :class:`VanillaCFR`, and measure the result with :func:`evaluate`.
 """
 
+from .checkpoint import CheckpointError, load_trainer
 from .evaluation import (
     BestResponse,
     Evaluation,
@@ -39,6 +40,7 @@ __all__ = [
     "CFR",
     "CFRPlus",
     "ChanceSampledCFR",
+    "CheckpointError",
     "CompiledGame",
     "DCFRPlus",
     "DiscountedCFR",
@@ -62,5 +64,6 @@ __all__ = [
     "evaluate",
     "expected_values",
     "exploitability",
+    "load_trainer",
     "nash_conv",
 ]

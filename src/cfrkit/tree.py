@@ -19,6 +19,7 @@ set where that player last acted before reaching it.
 from __future__ import annotations
 
 import gc
+import hashlib
 import math
 import weakref
 from collections.abc import Hashable, Mapping
@@ -124,6 +125,28 @@ class CompiledGame:
     @property
     def num_terminals(self) -> int:
         return int(np.count_nonzero(self.tree.node_kind == TERMINAL))
+
+    @property
+    def fingerprint(self) -> str:
+        """A SHA-256 of the compiled tree and its names (hex): equal for equal games.
+
+        It covers every array of the :class:`GameTree` (values, dtypes and shapes), the infoset
+        keys and the action labels (their ``repr``), so two compilations of one game agree and
+        any change to the rules, payoffs, probabilities or names changes it. Checkpoints and
+        policy files carry it to refuse a file made for another game.
+        """
+        cached = self._cache.get("fingerprint")
+        if cached is None:
+            digest = hashlib.sha256()
+            digest.update(f"{self.tree.num_players} {self.tree.num_action_slots}".encode())
+            for name, value in zip(GameTree._fields, self.tree):
+                if isinstance(value, np.ndarray):
+                    digest.update(f"{name} {value.dtype.str} {value.shape}".encode())
+                    digest.update(np.ascontiguousarray(value).tobytes())
+            for key, actions in zip(self.infoset_keys, self.infoset_actions):
+                digest.update(repr((key, actions)).encode())
+            cached = self._cache["fingerprint"] = digest.hexdigest()
+        return cached
 
     def __repr__(self) -> str:
         return (

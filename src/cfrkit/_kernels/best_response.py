@@ -8,7 +8,7 @@ from numba import njit
 from .full_pass import full_forward
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def expected_values(tree, probs: np.ndarray, value: np.ndarray) -> None:
     """Every player's expected utility at every node under the profile ``probs``.
 
@@ -31,7 +31,7 @@ def expected_values(tree, probs: np.ndarray, value: np.ndarray) -> None:
             value[p, n] = v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def best_response_order(tree, player: int, pending: np.ndarray, order: np.ndarray) -> int:
     """An order in which a best response for ``player`` can be computed bottom-up.
 
@@ -92,7 +92,7 @@ def best_response_order(tree, player: int, pending: np.ndarray, order: np.ndarra
     return used
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def best_response_value(
     tree,
     probs: np.ndarray,

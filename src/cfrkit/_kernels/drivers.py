@@ -43,7 +43,7 @@ def step_order(step: int, num_players: int, alternating) -> tuple:
     return step % num_players, step < num_players
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def run_full(tree, state, scratch, schedule, alternating, lower, predictive) -> int:
     """Full passes: every node once per player per iteration."""
     num_players = tree.num_players
@@ -60,7 +60,7 @@ def run_full(tree, state, scratch, schedule, alternating, lower, predictive) -> 
     return schedule.shape[1] * num_players * tree.node_kind.shape[0]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def run_pruned(
     tree, statics, state, scratch, schedule, alternating, threshold: float, regret_pruning,
     lower, predictive, lazy,
@@ -104,7 +104,7 @@ def run_pruned(
     return touched
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def run_chance_sampled(
     tree, statics, state, scratch, schedule, alternating, per_player, lower, predictive, lazy,
 ) -> int:

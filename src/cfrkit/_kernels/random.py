@@ -31,7 +31,7 @@ def _rotl(x, k):
     return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def next_uint64(state: np.ndarray) -> np.uint64:
     """The next 64 random bits; advances ``state`` in place."""
     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
@@ -47,7 +47,7 @@ def next_uint64(state: np.ndarray) -> np.uint64:
     return result
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def next_double(state: np.ndarray) -> float:
     """A uniform double in ``[0, 1)`` from the top 53 bits; advances ``state`` in place."""
     return float(next_uint64(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)

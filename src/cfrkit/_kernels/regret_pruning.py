@@ -43,7 +43,7 @@ from .update import correct_regret
 NONE, OPEN, CLOSING, OPENING = 0, 1, 2, 3
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def prepare(tree, upper, lower, chance_reach, last_slot, max_increment) -> None:
     """Static data of regret-based pruning; writes every argument after ``tree`` in place.
 
@@ -225,7 +225,7 @@ def _under_open_window(tree, state, infoset: int) -> bool:
     return False
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def begin_pass(tree, statics, state, scratch, player: int) -> int:
     """Before ``player``'s pass: close the windows due to close, open those due to open.
 
@@ -257,7 +257,7 @@ def begin_pass(tree, statics, state, scratch, player: int) -> int:
     return touched
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def end_pass(tree, statics, state, scratch, player: int) -> None:
     """After a strategy refresh: mark ``player``'s windows to open or close at its next pass.
 

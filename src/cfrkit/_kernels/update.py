@@ -290,7 +290,7 @@ def _forget_predictions(tree, state, scratch, player: int) -> None:
     state.predicted_count[player] = count
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def synced_regrets(tree, state, out: np.ndarray) -> None:
     """``out`` = every cumulative regret as of now, the lazy discounts applied (reads ``state``
     only, so reading the regrets never changes the rounding of a run)."""

@@ -8,15 +8,22 @@ the buffers are sized for them, so they are read-only properties afterwards.
 from __future__ import annotations
 
 import abc
+import math
+import os
+import sys
 import time
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import NamedTuple
 
 import numpy as np
 
+from .._interrupt import critical, interruptible
 from .._kernels.update import synced_regrets
+from .._notice import compile_notice
 from ..game import Game, InfoSet
+from ..evaluation import evaluate
 from ..policy import Policy, policy_rows
+from ..record import SolveRecord
 from ..rules import RegretRule, kernel_schedule
 from ..state import Scratch, TrainerState, new_scratch, new_state
 from ..statics import Statics, statics_for
@@ -82,6 +89,7 @@ class Trainer(abc.ABC):
         self._iteration = 0
         self._nodes_touched = 0
         self._block = 1
+        self._warm = False  # kernels compiled (or loaded) for this trainer
         tree = self.game.tree
         buffers = self._configure()
         # the current strategy over the decision slots, then the (constant) chance slots
@@ -153,26 +161,135 @@ class Trainer(abc.ABC):
     def iterate(self, n: int = 1) -> "Trainer":
         """Run ``n`` iterations; return ``self`` for chaining.
 
-        The iterations run inside numba in blocks of about 10 ms each (one kernel call per
-        block); :attr:`iteration` and the arrays agree at every block boundary.
+        The iterations run inside numba, without the GIL, in blocks of about 10 ms each (one
+        kernel call per block). Ctrl-C is honoured at the end of the block it arrives in:
+        :attr:`iteration` then counts exactly the iterations whose updates are in the arrays,
+        the trainer keeps working, and the KeyboardInterrupt propagates.
         """
         if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"n must be a non-negative integer, got {n!r}")
         remaining = int(n)
-        while remaining:
-            count = min(self._block, remaining)
-            schedule = kernel_schedule(self._rule, self._iteration + 1, count)
-            start = time.perf_counter()
-            touched = self._run(schedule)
-            elapsed = time.perf_counter() - start
-            self._iteration += count
-            self._nodes_touched += int(touched)
-            remaining -= count
-            if count == self._block and elapsed < _BLOCK_SECONDS / 2:
-                self._block = min(2 * self._block, _MAX_BLOCK)
-            elif elapsed > 2 * _BLOCK_SECONDS and self._block > 1:
-                self._block //= 2
+        with interruptible():
+            if remaining and not self._warm:
+                self._warm_up()
+            while remaining:
+                count = min(self._block, remaining)
+                schedule = kernel_schedule(self._rule, self._iteration + 1, count)
+                with critical():  # the arrays and the counters move together
+                    start = time.perf_counter()
+                    touched = self._run(schedule)
+                    elapsed = time.perf_counter() - start
+                    self._iteration += count
+                    self._nodes_touched += int(touched)
+                remaining -= count
+                if count == self._block and elapsed < _BLOCK_SECONDS / 2:
+                    self._block = min(2 * self._block, _MAX_BLOCK)
+                elif elapsed > 2 * _BLOCK_SECONDS and self._block > 1:
+                    self._block //= 2
         return self
+
+    def _warm_up(self) -> None:
+        """Compile (or load) this trainer's kernels with an empty block: no iteration runs, so
+        a Ctrl-C during a long first compilation interrupts at once, and the wait is announced."""
+        with compile_notice(f"the {type(self).__name__} kernels"):
+            self._run(np.empty((3, 0)))
+        self._warm = True
+
+    def solve(
+        self,
+        *,
+        target_nash_conv: float | None = None,
+        max_iterations: int | None = None,
+        time_limit: float | None = None,
+        progress: bool = False,
+        callback: Callable[["Trainer", SolveRecord], bool | None] | None = None,
+    ) -> SolveRecord:
+        """Train until a target NashConv, an iteration budget or a time limit, whichever first.
+
+        The average policy's NashConv is checked on a schedule that keeps evaluation a small
+        part of the run: after at least 10% more iterations and at least ten times the last
+        evaluation's cost in training time (so about 9% of the time at most goes to
+        evaluation; :attr:`SolveRecord.evaluation_seconds` reports it). The policy is also
+        checked before the first iteration, so a target already met stops at once.
+
+        Parameters
+        ----------
+        target_nash_conv : float, optional
+            Stop once the average policy's NashConv is at most this (exploitability is half of
+            it in two-player zero-sum games).
+        max_iterations : int, optional
+            Stop after this many more iterations.
+        time_limit : float, optional
+            Stop once this many seconds have passed (checked between chunks; a chunk is sized
+            not to overrun it).
+        progress : bool, optional
+            Show a progress bar (tqdm, on stderr) with the iteration, NashConv and rate.
+        callback : callable, optional
+            ``callback(trainer, record)`` after each check, with the record so far; returning
+            True stops the run.
+
+        Returns
+        -------
+        SolveRecord
+            One entry per check, the last at the final state.
+
+        Raises
+        ------
+        ValueError
+            If no limit is given, or an argument is out of range.
+        ImportError
+            If ``progress=True`` and tqdm is not installed (``pip install cfrkit[progress]``).
+        KeyboardInterrupt
+            On Ctrl-C, after the current block; the trainer stays consistent and usable.
+        """
+        target = _optional_positive("target_nash_conv", target_nash_conv)
+        limit = _optional_positive("time_limit", time_limit)
+        if max_iterations is not None and (
+            isinstance(max_iterations, (bool, np.bool_))
+            or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 0
+        ):
+            raise ValueError(f"max_iterations must be a non-negative integer, got {max_iterations!r}")
+        if target is None and max_iterations is None and limit is None:
+            raise ValueError("solve() needs target_nash_conv, max_iterations or time_limit")
+        progress = check_bool("progress", progress)
+        if callback is not None and not callable(callback):
+            raise ValueError(f"callback must be callable, got {callback!r}")
+        run = _SolveRun(self, target, None if max_iterations is None else int(max_iterations),
+                        limit, _progress_bar(type(self).__name__, max_iterations) if progress else None)
+        with interruptible():
+            try:
+                run.check()
+                while run.stopped is None:
+                    run.train(run.next_chunk())
+                    run.check()
+                    if run.stopped is None and callback is not None and callback(self, run.record()):
+                        run.stopped = "callback"
+            finally:
+                if run.bar is not None:
+                    run.bar.close()
+        return run.record()
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write a checkpoint: every array of the run and its metadata, in one ``.npz`` file.
+
+        Continuing :func:`cfrkit.load_trainer`'s result is bit-identical to never having
+        stopped. The file is written atomically (a temporary file, then a rename); see
+        :mod:`cfrkit.checkpoint` for its contents.
+        """
+        from ..checkpoint import save_trainer
+
+        save_trainer(self, path)
+
+    def _constructor_arguments(self) -> dict:
+        """The keyword arguments that rebuild this trainer (``fixed`` aside): for checkpoints.
+
+        Subclasses add their own switches.
+        """
+        return {"alternating": self._alternating}
+
+    def _persistent_scratch(self) -> tuple[str, ...]:
+        """Scratch buffers whose contents a later pass reads (a checkpoint keeps them)."""
+        return ()
 
     # -- reading ------------------------------------------------------------------------------
     def current_policy(self) -> Policy:
@@ -232,3 +349,112 @@ def check_bool(name: str, value: object) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be a bool, got {value!r}")
     return bool(value)
+
+
+def _optional_positive(name: str, value: object) -> float | None:
+    """``value`` as a positive finite float, ``None`` as it is, else a ValueError."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    number = float(value)
+    if not (math.isfinite(number) and number > 0.0):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return number
+
+
+def _progress_bar(name: str, total: int | None):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        raise ImportError(
+            "progress=True needs tqdm: pip install cfrkit[progress] (or pip install tqdm)"
+        ) from None
+    return tqdm(total=total, desc=name, unit="it", file=sys.stderr, dynamic_ncols=True)
+
+
+class _SolveRun:
+    """The bookkeeping of one :meth:`Trainer.solve`: checks, timing, stop reasons."""
+
+    _GROWTH = 0.1  # at least 10% more iterations between checks
+    _EVALUATION_SHARE = 10.0  # and at least 10x the last evaluation's time in training
+
+    def __init__(self, trainer: Trainer, target, max_iterations, time_limit, bar) -> None:
+        self.trainer = trainer
+        self.target = target
+        self.max_iterations = max_iterations
+        self.time_limit = time_limit
+        self.bar = bar
+        self.start = time.perf_counter()
+        self.first_iteration = trainer.iteration
+        self.training = 0.0
+        self.evaluating = 0.0
+        self.last_evaluation = 0.0
+        self.stopped: str | None = None
+        compiled = trainer.game
+        self.halve = compiled.num_players == 2 and compiled.zero_sum
+        self.iterations: list[int] = []
+        self.seconds: list[float] = []
+        self.training_seconds: list[float] = []
+        self.nash_conv: list[float] = []
+
+    def done(self) -> int:
+        return self.trainer.iteration - self.first_iteration
+
+    def next_chunk(self) -> int:
+        done = self.done()
+        if done == 0 or self.training == 0.0:
+            chunk = 1  # no rate known yet
+        else:
+            rate = done / self.training
+            chunk = max(
+                math.ceil(self._GROWTH * max(self.trainer.iteration, 1)),
+                math.ceil(rate * self._EVALUATION_SHARE * self.last_evaluation),
+            )
+            if self.time_limit is not None:
+                left = self.time_limit - (time.perf_counter() - self.start) - self.last_evaluation
+                chunk = min(chunk, max(1, int(rate * left)))
+        if self.max_iterations is not None:
+            chunk = min(chunk, self.max_iterations - done)
+        return max(chunk, 1)
+
+    def train(self, n: int) -> None:
+        start = time.perf_counter()
+        try:
+            self.trainer.iterate(n)
+        finally:
+            self.training += time.perf_counter() - start
+            if self.bar is not None:
+                self.bar.update(self.done() - self.bar.n)
+
+    def check(self) -> None:
+        start = time.perf_counter()
+        nash_conv = evaluate(self.trainer.game, self.trainer.average_policy()).nash_conv
+        self.last_evaluation = time.perf_counter() - start
+        self.evaluating += self.last_evaluation
+        self.iterations.append(self.trainer.iteration)
+        self.seconds.append(time.perf_counter() - self.start)
+        self.training_seconds.append(self.training)
+        self.nash_conv.append(nash_conv)
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"NashConv {nash_conv:.3g}", refresh=True)
+        if self.target is not None and nash_conv <= self.target:
+            self.stopped = "target"
+        elif self.max_iterations is not None and self.done() >= self.max_iterations:
+            self.stopped = "max_iterations"
+        elif self.time_limit is not None and self.seconds[-1] >= self.time_limit:
+            self.stopped = "time_limit"
+
+    def record(self) -> SolveRecord:
+        nash_conv = np.array(self.nash_conv, dtype=np.float64)
+        return SolveRecord(
+            trainer=type(self.trainer).__name__,
+            game=repr(self.trainer.game.game),
+            iterations=np.array(self.iterations, dtype=np.int64),
+            seconds=np.array(self.seconds, dtype=np.float64),
+            training_seconds=np.array(self.training_seconds, dtype=np.float64),
+            nash_conv=nash_conv,
+            exploitability=nash_conv / 2 if self.halve else None,
+            stopped=self.stopped or "running",
+            evaluation_seconds=self.evaluating,
+        )

@@ -66,6 +66,9 @@ class CFR(Trainer):
     def _configure(self) -> Buffers:
         return Buffers()
 
+    def _constructor_arguments(self) -> dict:
+        return {"alternating": self._alternating, "rule": self._rule}
+
     def _run(self, schedule: np.ndarray) -> int:
         return run_full(
             self.game.tree, self._state, self._scratch, schedule, self._alternating,
@@ -115,3 +118,6 @@ class VanillaCFR(CFR):
         super().__init__(game, rule=RegretRule.vanilla(), alternating=alternating, fixed=fixed)
 
     _rule_in_repr = False
+
+    def _constructor_arguments(self) -> dict:
+        return {"alternating": self._alternating}

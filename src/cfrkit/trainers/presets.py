@@ -49,6 +49,9 @@ class CFRPlus(CFR):
 
     _rule_in_repr = False
 
+    def _constructor_arguments(self) -> dict:
+        return {"alternating": self._alternating}
+
 
 class LinearCFR(CFR):
     """Linear CFR (Brown & Sandholm 2019): iteration ``t`` weighs ``t`` in regrets and average.
@@ -80,6 +83,9 @@ class LinearCFR(CFR):
         super().__init__(game, rule=RegretRule.linear(), alternating=alternating, fixed=fixed)
 
     _rule_in_repr = False
+
+    def _constructor_arguments(self) -> dict:
+        return {"alternating": self._alternating}
 
 
 class DiscountedCFR(CFR):
@@ -117,6 +123,11 @@ class DiscountedCFR(CFR):
         rule = RegretRule.discounted(alpha=alpha, beta=beta, gamma=gamma)
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
 
+    def _constructor_arguments(self) -> dict:
+        rule = self._rule
+        return {"alternating": self._alternating, "alpha": rule.alpha, "beta": rule.beta,
+                "gamma": rule.gamma}
+
 
 class PredictiveCFRPlus(CFR):
     """Predictive CFR+ (Farina, Kroer & Sandholm 2021): PCFR+.
@@ -150,6 +161,9 @@ class PredictiveCFRPlus(CFR):
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
 
     _rule_in_repr = False
+
+    def _constructor_arguments(self) -> dict:
+        return {"alternating": self._alternating}
 
 
 class DCFRPlus(CFR):
@@ -186,6 +200,10 @@ class DCFRPlus(CFR):
     ) -> None:
         rule = RegretRule.dcfr_plus(alpha=alpha, gamma=gamma)
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
+
+    def _constructor_arguments(self) -> dict:
+        return {"alternating": self._alternating, "alpha": self._rule.alpha,
+                "gamma": self._rule.gamma}
 
 
 class PDCFRPlus(CFR):
@@ -224,3 +242,7 @@ class PDCFRPlus(CFR):
     ) -> None:
         rule = RegretRule.pdcfr_plus(alpha=alpha, gamma=gamma)
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
+
+    def _constructor_arguments(self) -> dict:
+        return {"alternating": self._alternating, "alpha": self._rule.alpha,
+                "gamma": self._rule.gamma}

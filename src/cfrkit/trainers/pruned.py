@@ -115,6 +115,14 @@ class PrunedCFR(Trainer):
             bounds=self._regret_pruning or self._threshold > 0.0,
         )
 
+    def _constructor_arguments(self) -> dict:
+        return {"alternating": self._alternating, "rule": self._rule,
+                "regret_pruning": self._requested_pruning, "threshold": self._threshold}
+
+    def _persistent_scratch(self) -> tuple[str, ...]:
+        # threshold pruning reads the values a skipped subtree had at its last visit
+        return ("value",) if self._threshold > 0.0 else ()
+
     def _run(self, schedule: np.ndarray) -> int:
         return run_pruned(
             self.game.tree, self._statics, self._state, self._scratch, schedule,

@@ -98,6 +98,10 @@ class ChanceSampledCFR(Trainer):
         joint = not self._alternating and not self._sample_per_player
         return Buffers(queued=True, sampling=True, joint=joint)
 
+    def _constructor_arguments(self) -> dict:
+        return {"alternating": self._alternating, "rule": self._rule, "seed": self._seed,
+                "sample_per_player": self._sample_per_player}
+
     def _run(self, schedule: np.ndarray) -> int:
         return run_chance_sampled(
             self.game.tree, self._statics, self._state, self._scratch, schedule,

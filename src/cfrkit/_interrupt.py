@@ -1,0 +1,88 @@
+"""Ctrl-C that never tears a trainer's state from its counters.
+
+A kernel call runs a block of iterations (about 10 ms) without the GIL; Python's SIGINT handler
+only runs between bytecodes, so a KeyboardInterrupt raised the moment a block returns would
+land between the arrays' update and the counters'. While a trainer runs, :func:`interruptible`
+installs a handler that raises at once outside the *critical* stretches (a kernel call and the
+counter update after it) and inside one only records the signal; :func:`critical` delivers it
+as soon as the stretch ends. Blocks are short, so Ctrl-C is honoured well within a second.
+
+Only the main thread can install signal handlers; elsewhere, or when SIGINT is ignored, the
+context managers do nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+__all__ = ["critical", "interruptible"]
+
+
+class _Guard:
+    """The state shared by nested :func:`interruptible` scopes of the main thread."""
+
+    def __init__(self) -> None:
+        self.depth = 0  # nested interruptible() scopes
+        self.in_critical = False
+        self.pending = False  # a SIGINT arrived inside a critical stretch
+        self.previous = None  # the handler to hand the signal to
+
+    def handler(self, signum, frame) -> None:
+        if self.in_critical:
+            self.pending = True
+        else:
+            self.deliver(signum, frame)
+
+    def deliver(self, signum=signal.SIGINT, frame=None) -> None:
+        previous = self.previous
+        if callable(previous) and previous is not signal.default_int_handler:
+            previous(signum, frame)  # somebody else's handler (a notebook kernel, ...)
+        else:
+            raise KeyboardInterrupt
+
+
+_GUARD = _Guard()
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Run the body with the deferring SIGINT handler installed (main thread only)."""
+    usable = threading.current_thread() is threading.main_thread()
+    if usable and _GUARD.depth == 0:
+        previous = signal.getsignal(signal.SIGINT)
+        if previous in (signal.SIG_IGN, None):
+            usable = False  # SIGINT is ignored here (or handled outside Python): leave it
+        else:
+            _GUARD.previous = previous
+            _GUARD.pending = False
+            signal.signal(signal.SIGINT, _GUARD.handler)
+    if not usable:
+        yield
+        return
+    _GUARD.depth += 1
+    try:
+        yield
+    finally:
+        _GUARD.depth -= 1
+        if _GUARD.depth == 0:
+            signal.signal(signal.SIGINT, _GUARD.previous)
+            _GUARD.previous = None
+
+
+@contextlib.contextmanager
+def critical() -> Iterator[None]:
+    """A stretch that a SIGINT must not cut; the signal is delivered right after it."""
+    if _GUARD.depth == 0 or _GUARD.in_critical:
+        yield
+        return
+    _GUARD.in_critical = True
+    try:
+        yield
+    finally:
+        _GUARD.in_critical = False
+    if _GUARD.pending:
+        _GUARD.pending = False
+        _GUARD.deliver()

@@ -1,0 +1,46 @@
+"""Say so when numba's first compilation makes a call slow.
+
+The first call of a kernel family in a fresh environment compiles it (1.5 to 8 seconds; later
+processes load it from numba's cache in a fraction of a second). Silence would look like a
+hang, so a call that takes longer than a second prints one line to stderr while it waits, and
+how long it took when it is done. ``CFRKIT_QUIET=1`` in the environment turns this off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+__all__ = ["compile_notice"]
+
+_AFTER_SECONDS = 1.0
+
+
+@contextlib.contextmanager
+def compile_notice(what: str) -> Iterator[None]:
+    """Print ``cfrkit: compiling <what> ...`` to stderr if the body runs longer than a second."""
+    if os.environ.get("CFRKIT_QUIET"):
+        yield
+        return
+    start = time.perf_counter()
+    spoke = threading.Event()
+
+    def speak() -> None:
+        spoke.set()
+        print(f"cfrkit: compiling {what} for first use (a few seconds; numba caches them "
+              "for later runs) ...", file=sys.stderr, flush=True)
+
+    timer = threading.Timer(_AFTER_SECONDS, speak)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        if spoke.is_set():
+            print(f"cfrkit: compiled in {time.perf_counter() - start:.1f} s", file=sys.stderr,
+                  flush=True)

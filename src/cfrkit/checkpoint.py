@@ -1,0 +1,215 @@
+"""Checkpoints: a trainer's whole state in one ``.npz`` file, and back.
+
+A checkpoint holds every array of the trainer's :class:`~cfrkit.state.TrainerState` (regrets,
+average weights, current strategy, discount bookkeeping, random stream, pruning windows), the
+few scratch buffers a later pass reads, and one JSON metadata entry::
+
+    {"format": "cfrkit.checkpoint", "version": 1, "cfrkit_version": "0.1.0",
+     "trainer": "CFRPlus", "arguments": {"alternating": true},
+     "rule": {"class": "cfrkit.rules.RegretRule", "fields": {"floor": true, ...}},
+     "iteration": 1000, "nodes_touched": 110000, "rng": ["0x...", ...],
+     "game": {"repr": "KuhnPoker(players=2)", "fingerprint": "41284ac4..."}}
+
+The game itself is not stored: :func:`load_trainer` takes it and checks it against the
+fingerprint. Nothing is pickled (``np.load(..., allow_pickle=False)``), files are written
+atomically, and a loaded trainer continues bit for bit as if it had never stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from typing import Any
+
+import numpy as np
+
+from .game import Game
+from .rules import RegretRule
+from .state import Scratch, TrainerState
+from .tree import CompiledGame, compile_game
+
+__all__ = ["CheckpointError", "load_trainer", "save_trainer"]
+
+FORMAT = "cfrkit.checkpoint"
+VERSION = 1
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file that cannot be loaded: missing, truncated, corrupted, foreign, or made
+    for another game. The message names the file and the reason."""
+
+
+def save_trainer(trainer, path: str | os.PathLike) -> None:
+    """Write ``trainer``'s checkpoint to ``path`` atomically (see the module docstring)."""
+    from . import __version__
+
+    path = os.fspath(path)
+    rule = trainer.rule
+    metadata = {
+        "format": FORMAT,
+        "version": VERSION,
+        "cfrkit_version": __version__,
+        "trainer": type(trainer).__name__,
+        # the rule object is rebuilt from "rule" below; "arguments" only says the class takes one
+        "arguments": {k: (True if k == "rule" else v)
+                      for k, v in trainer._constructor_arguments().items()},
+        "rule": {
+            "class": f"{type(rule).__module__}.{type(rule).__qualname__}",
+            "fields": {f: getattr(rule, f) for f in ("floor", "alpha", "beta", "gamma", "predictive")},
+        },
+        "iteration": trainer.iteration,
+        "nodes_touched": trainer.nodes_touched,
+        "rng": [hex(int(x)) for x in trainer._state.rng],
+        "game": {"repr": repr(trainer.game.game), "fingerprint": trainer.game.fingerprint},
+    }
+    arrays = {f"state/{name}": value for name, value in trainer._state._asdict().items()}
+    for name in trainer._persistent_scratch():
+        arrays[f"scratch/{name}"] = getattr(trainer._scratch, name)
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".cfrkit-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            np.savez(stream, metadata=np.array(json.dumps(metadata)), **arrays)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def load_trainer(
+    path: str | os.PathLike, game: Game | CompiledGame, *, rule: RegretRule | None = None
+):
+    """Rebuild the trainer saved in ``path`` by :meth:`Trainer.save`, on ``game``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The checkpoint file.
+    game : Game or CompiledGame
+        The game the checkpoint was made for (checked by fingerprint).
+    rule : RegretRule, optional
+        Needed only for a trainer saved with a custom rule class (a subclass of
+        :class:`~cfrkit.RegretRule`): an instance of that class with the saved parameters. The
+        presets and plain ``RegretRule`` values are rebuilt from the file.
+
+    Returns
+    -------
+    Trainer
+        The trainer, with its iteration count, arrays and random stream as saved.
+
+    Raises
+    ------
+    CheckpointError
+        The file is missing, is not a cfrkit checkpoint, is truncated or corrupted, has another
+        format version, was made for another game, or needs ``rule=``.
+    """
+    from . import trainers
+
+    name = os.fspath(path)
+    metadata, arrays = _read(name)
+    compiled = compile_game(game)
+    saved_game = metadata["game"]
+    if saved_game.get("fingerprint") != compiled.fingerprint:
+        raise CheckpointError(
+            f"{name}: made for another game ({saved_game.get('repr')}), not {compiled.game!r}"
+        )
+    cls = getattr(trainers, str(metadata.get("trainer")), None)
+    if not (isinstance(cls, type) and issubclass(cls, trainers.Trainer)):
+        raise CheckpointError(f"{name}: unknown trainer {metadata.get('trainer')!r}")
+    arguments = dict(metadata["arguments"])
+    if "rule" in arguments:
+        arguments["rule"] = _rule(name, metadata["rule"], rule)
+    try:
+        trainer = cls(compiled, **arguments)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{name}: its trainer arguments do not rebuild it ({exc})") from exc
+    _fill(name, "state", trainer._state, TrainerState._fields, arrays)
+    _fill(name, "scratch", trainer._scratch, trainer._persistent_scratch(), arrays)
+    iteration, touched = metadata.get("iteration"), metadata.get("nodes_touched")
+    if not (isinstance(iteration, int) and iteration >= 0 and isinstance(touched, int)):
+        raise CheckpointError(f"{name}: bad iteration count {iteration!r}")
+    trainer._iteration = iteration
+    trainer._nodes_touched = touched
+    tree = compiled.tree
+    trainer._fixed_rows = {
+        int(i): trainer._state.probs[tree.infoset_first_slot[i]:
+                                     tree.infoset_first_slot[i] + tree.infoset_num_actions[i]].copy()
+        for i in np.flatnonzero(trainer._state.locked)
+    }
+    return trainer
+
+
+def _read(name: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The metadata and arrays of a checkpoint file, or a CheckpointError saying why not."""
+    try:
+        with np.load(name, allow_pickle=False) as data:
+            if not isinstance(data, np.lib.npyio.NpzFile) or "metadata" not in data.files:
+                raise CheckpointError(f"{name}: not a cfrkit checkpoint (no metadata entry)")
+            metadata = json.loads(str(data["metadata"]))
+            arrays = {key: data[key] for key in data.files if key != "metadata"}
+    except CheckpointError:
+        raise
+    except FileNotFoundError:
+        raise CheckpointError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise CheckpointError(f"{name}: is a directory") from None
+    except (zipfile.BadZipFile, EOFError) as exc:
+        raise CheckpointError(f"{name}: truncated or corrupted ({exc})") from exc
+    except (OSError, ValueError, KeyError, AttributeError) as exc:
+        # not an npz (ValueError from np.load), a damaged member, or bad JSON (a ValueError too)
+        raise CheckpointError(f"{name}: not a readable cfrkit checkpoint ({exc})") from exc
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        raise CheckpointError(f"{name}: not a cfrkit checkpoint")
+    if metadata.get("version") != VERSION:
+        raise CheckpointError(
+            f"{name}: checkpoint format version {metadata.get('version')!r}, this cfrkit reads "
+            f"{VERSION}"
+        )
+    for key in ("game", "arguments", "rule"):
+        if not isinstance(metadata.get(key), dict):
+            raise CheckpointError(f"{name}: incomplete metadata (no {key!r})")
+    return metadata, arrays
+
+
+def _rule(name: str, saved: dict, given: RegretRule | None) -> RegretRule:
+    """The saved rule: rebuilt when it is a plain RegretRule, else ``given``, checked."""
+    fields = saved.get("fields")
+    if not isinstance(fields, dict):
+        raise CheckpointError(f"{name}: incomplete rule metadata")
+    saved_class = saved.get("class")
+    plain = f"{RegretRule.__module__}.{RegretRule.__qualname__}"
+    if given is None:
+        if saved_class != plain:
+            raise CheckpointError(
+                f"{name}: saved with the custom rule {saved_class}; pass rule=<an instance of it> "
+                "to load_trainer"
+            )
+        try:
+            return RegretRule(**fields)
+        except (TypeError, ValueError) as exc:
+            raise CheckpointError(f"{name}: bad rule parameters ({exc})") from exc
+    given_class = f"{type(given).__module__}.{type(given).__qualname__}"
+    if given_class != saved_class or any(getattr(given, f) != v for f, v in fields.items()):
+        raise CheckpointError(f"{name}: saved with rule {saved_class}({fields}), not {given!r}")
+    return given
+
+
+def _fill(name: str, prefix: str, target: TrainerState | Scratch, fields, arrays) -> None:
+    """Copy the saved arrays into a fresh trainer's, checking each is there, shaped and typed
+    as that trainer needs, and finite where it holds numbers."""
+    for field in fields:
+        key = f"{prefix}/{field}"
+        if key not in arrays:
+            raise CheckpointError(f"{name}: missing array {key!r}")
+        saved, fresh = arrays[key], getattr(target, field)
+        if saved.dtype != fresh.dtype or saved.shape != fresh.shape:
+            raise CheckpointError(
+                f"{name}: array {key!r} is {saved.dtype}{list(saved.shape)}, this trainer needs "
+                f"{fresh.dtype}{list(fresh.shape)}"
+            )
+        if saved.dtype.kind == "f" and not np.all(np.isfinite(saved)):
+            raise CheckpointError(f"{name}: array {key!r} holds non-finite values")
+        fresh[...] = saved
