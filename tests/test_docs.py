@@ -30,7 +30,7 @@ def test_doc_examples_run(page):
 
 MODULES = sorted(
     name for _, name, _ in pkgutil.walk_packages(cfrkit.__path__, "cfrkit.")
-    if "_kernels" not in name
+    if "_kernels" not in name and name != "cfrkit.__main__"  # importing it runs the CLI
 )
 
 
@@ -38,6 +38,11 @@ MODULES = sorted(
 def test_docstring_examples_hold(name):
     if name == "cfrkit.openspiel":
         pytest.importorskip("pyspiel")
+    if name == "cfrkit.plot":
+        pytest.importorskip("matplotlib")
+        import matplotlib
+
+        matplotlib.use("Agg")  # the examples draw figures; no screen here
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

@@ -15,7 +15,7 @@ from .evaluation import (
     nash_conv,
 )
 from .game import Game, GameError, History, InfoSet
-from .policy import Policy
+from .policy import Policy, load_policy
 from .record import SolveRecord
 from .rules import RegretRule
 from .trainers import (
@@ -34,6 +34,16 @@ from .trainers import (
 from .tree import CompiledGame, GameTree, compile_game
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # cfrkit.plot needs matplotlib (an optional extra): imported on first use, not with cfrkit
+    if name == "plot":
+        import importlib
+
+        return importlib.import_module(".plot", __name__)
+    raise AttributeError(f"module 'cfrkit' has no attribute {name!r}")
+
 
 __all__ = [
     "BestResponse",
@@ -64,6 +74,7 @@ __all__ = [
     "evaluate",
     "expected_values",
     "exploitability",
+    "load_policy",
     "load_trainer",
     "nash_conv",
 ]

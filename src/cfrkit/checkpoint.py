@@ -145,8 +145,11 @@ def load_trainer(
 def _read(name: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The metadata and arrays of a checkpoint file, or a CheckpointError saying why not."""
     try:
-        with np.load(name, allow_pickle=False) as data:
-            if not isinstance(data, np.lib.npyio.NpzFile) or "metadata" not in data.files:
+        data = np.load(name, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):  # a single .npy array
+            raise CheckpointError(f"{name}: not a cfrkit checkpoint (one array, no metadata)")
+        with data:
+            if "metadata" not in data.files:
                 raise CheckpointError(f"{name}: not a cfrkit checkpoint (no metadata entry)")
             metadata = json.loads(str(data["metadata"]))
             arrays = {key: data[key] for key in data.files if key != "metadata"}

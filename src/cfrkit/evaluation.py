@@ -6,13 +6,15 @@ enough to call inside a training loop.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+import contextlib
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
 from ._kernels import best_response as _br
+from ._notice import compile_notice
 from .game import Game
 from .policy import Policy
 from .tree import CompiledGame, compile_game
@@ -28,8 +30,17 @@ __all__ = [
 ]
 
 
-class BestResponse(NamedTuple):
+class _BestResponseFields(NamedTuple):
+    value: float
+    policy: dict[str, Hashable]
+
+
+class BestResponse(_BestResponseFields):
     """A best response of one player: its value and its pure policy.
+
+    Still the 2-tuple ``(value, policy)`` it always was (``value, response = best_response(...)``
+    unpacks it, and it compares equal to that tuple); :meth:`as_policy` adds the whole profile
+    with the response played in it.
 
     Attributes
     ----------
@@ -39,8 +50,38 @@ class BestResponse(NamedTuple):
         ``{infoset key: action}`` for each of the player's infosets.
     """
 
-    value: float
-    policy: dict[str, Hashable]
+    # set by best_response() (a tuple subclass cannot have __slots__; these live in __dict__)
+    _game: CompiledGame | None = None
+    _player: int = -1
+    _responded: np.ndarray | None = None  # the responded profile's slot probabilities
+    _choice: np.ndarray | None = None  # the chosen action index of every infoset (player's only)
+
+    def as_policy(self) -> Policy:
+        """The profile with this response in it, as a :class:`~cfrkit.Policy`.
+
+        The responding player's infosets play the chosen action with probability 1; every other
+        infoset keeps its row of the policy that was responded to. So
+        ``expected_values(game, response.as_policy())[player]`` is ``response.value`` (up to
+        rounding).
+
+        Raises
+        ------
+        ValueError
+            If this object was not made by :func:`best_response` (built by hand, or by
+            ``_replace``), so it does not know the game.
+        """
+        compiled, responded, choice = self._game, self._responded, self._choice
+        if compiled is None or responded is None or choice is None:
+            raise ValueError("as_policy() needs a BestResponse made by cfrkit.best_response()")
+        tree = compiled.tree
+        table = responded.copy()
+        start, stop = tree.player_infoset_start[self._player : self._player + 2]
+        first = tree.infoset_first_slot
+        for infoset in range(start, stop):
+            slot = first[infoset]
+            table[slot : slot + tree.infoset_num_actions[infoset]] = 0.0
+            table[slot + choice[infoset]] = 1.0
+        return Policy(compiled, table)
 
 
 @dataclass(frozen=True)
@@ -76,6 +117,28 @@ class Evaluation:
         lines.append(f"player improvements {fmt(self.player_improvements)}")
         lines.append(f"player values       {fmt(self.values)}")
         return "\n".join(lines)
+
+
+_kernels_ready = False  # the evaluation kernels were compiled (or loaded) in this process
+
+
+@contextlib.contextmanager
+def _announced() -> Iterator[None]:
+    """Announce the evaluation kernels' first compilation if it takes a while."""
+    global _kernels_ready
+    if _kernels_ready:
+        yield
+        return
+    with compile_notice("the evaluation kernels"):
+        yield
+    _kernels_ready = True
+
+
+def warm_up_evaluation(game: Game | CompiledGame) -> None:
+    """Compile (or load) the evaluation kernels now, if this process has not yet: one
+    evaluation of the uniform policy (a timed run can then leave compilation out)."""
+    if not _kernels_ready:
+        evaluate(game, Policy.uniform(game))
 
 
 def _profile(compiled: CompiledGame, policy: Policy | Mapping) -> np.ndarray:
@@ -116,7 +179,8 @@ def expected_values(game: Game | CompiledGame, policy: Policy | Mapping) -> np.n
         float64 array of shape ``(num_players,)``.
     """
     compiled = compile_game(game)
-    return _values(compiled, _profile(compiled, policy))
+    with _announced():
+        return _values(compiled, _profile(compiled, policy))
 
 
 def _values(compiled: CompiledGame, probs: np.ndarray) -> np.ndarray:
@@ -138,7 +202,12 @@ def _best_response(compiled: CompiledGame, probs: np.ndarray, player: int) -> Be
         compiled.infoset_keys[i]: compiled.infoset_actions[i][choice[i]]
         for i in range(start[player], start[player + 1])
     }
-    return BestResponse(float(br_value), actions)
+    response = BestResponse(float(br_value), actions)
+    response._game = compiled
+    response._player = player
+    response._responded = probs[: tree.num_action_slots]
+    response._choice = choice
+    return response
 
 
 def best_response(
@@ -154,21 +223,24 @@ def best_response(
     Returns
     -------
     BestResponse
-        ``(value, policy)``: the best-response value and ``{infoset key: action}``.
+        ``(value, policy)``: the best-response value and ``{infoset key: action}``;
+        ``.as_policy()`` gives the whole profile with the response in it, as a ``Policy``.
     """
     compiled = compile_game(game)
     player = _check_player(compiled, player)
-    return _best_response(compiled, _profile(compiled, policy), player)
+    with _announced():
+        return _best_response(compiled, _profile(compiled, policy), player)
 
 
 def evaluate(game: Game | CompiledGame, policy: Policy | Mapping) -> Evaluation:
     """Values, best-response values, per-player improvements and NashConv of ``policy``."""
     compiled = compile_game(game)
     probs = _profile(compiled, policy)
-    values = _values(compiled, probs)
-    responses = np.array(
-        [_best_response(compiled, probs, p).value for p in range(compiled.num_players)]
-    )
+    with _announced():
+        values = _values(compiled, probs)
+        responses = np.array(
+            [_best_response(compiled, probs, p).value for p in range(compiled.num_players)]
+        )
     improvements = responses - values
     total = float(improvements.sum())
     two_player_zero_sum = compiled.num_players == 2 and compiled.zero_sum

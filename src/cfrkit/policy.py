@@ -1,19 +1,31 @@
-"""Policy: a read-only mapping view over a dense ``[infoset, action]`` probability table."""
+"""Policy: a read-only mapping view over a dense ``[infoset, action]`` probability table.
+
+A policy can be written to one human-readable JSON file with :meth:`Policy.save` and read back
+with :func:`load_policy`; the round trip is exact (bit for bit).
+"""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import uuid
 from collections.abc import Hashable, Iterator, Mapping, Sequence
+from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
 from .game import Game
 from .tree import CompiledGame, compile_game
 
-__all__ = ["Policy", "policy_rows"]
+__all__ = ["Policy", "load_policy", "policy_rows"]
 
 _ROW_TOLERANCE = 1e-9
+
+_FORMAT = "cfrkit.policy"  # the "format" marker of a policy file
+_FORMAT_VERSION = 1  # the file format version save() writes and load_policy() reads
 
 
 class Policy(Mapping):
@@ -23,8 +35,8 @@ class Policy(Mapping):
     (``policy["Qpb"]["bet"]``), and its probabilities are stored as one float64 array over the
     game's action slots (:attr:`table`), which is what the evaluation kernels use.
 
-    Build one with :meth:`uniform`, :meth:`from_dict`, or from a trainer
-    (``trainer.average_policy()``).
+    Build one with :meth:`uniform`, :meth:`from_dict`, :func:`load_policy`, or from a trainer
+    (``trainer.average_policy()``). ``str(policy)`` is :meth:`format_table`.
     """
 
     __slots__ = ("_game", "_table")
@@ -56,11 +68,17 @@ class Policy(Mapping):
         sequence of probabilities in the infoset's action order. Rows must be non-negative and
         sum to 1 within 1e-9.
 
+        In a mapping row, a string that is not an action of the infoset but is the text of
+        exactly one of its actions -- ``str(action)``, or the key ``json.dumps`` writes for it
+        (``"true"``, ``"null"``) -- stands for that action. So a :meth:`to_dict` that went
+        through JSON, where the integer action ``1`` became the key ``"1"``, reads back as it
+        was.
+
         Raises
         ------
         ValueError
-            Naming the key of an unknown or missing infoset, an unknown action, or a row that
-            is negative, non-finite or does not sum to 1.
+            Naming the key of an unknown or missing infoset, an unknown or repeated action, or a
+            row that is negative, non-finite or does not sum to 1.
         """
         compiled = compile_game(game)
         if isinstance(mapping, Policy) and mapping.game is compiled:
@@ -105,18 +123,390 @@ class Policy(Mapping):
         return key in self._game.key_index
 
     def to_dict(self) -> dict[str, dict[Hashable, float]]:
-        """A plain ``{key: {action: probability}}`` copy (for printing or saving as JSON)."""
+        """A plain ``{key: {action: probability}}`` copy, for printing or further processing.
+
+        To store a policy in a file use :meth:`save` and :func:`load_policy`, which keep action
+        labels of every type and round-trip exactly. (``json.dumps`` of this dict turns integer
+        actions into string keys; :meth:`from_dict` accepts those back, but tuple actions are
+        not JSON keys at all.)
+        """
         return {key: dict(self[key]) for key in self}
+
+    def _sorted_infosets(self) -> list[int]:
+        """Infoset indices ordered by player, then key."""
+        compiled = self._game
+        players = compiled.tree.infoset_player
+        keys = compiled.infoset_keys
+        return sorted(range(len(keys)), key=lambda i: (int(players[i]), keys[i]))
+
+    def format_table(self, digits: int = 3) -> str:
+        """The policy as a table, one line per infoset, ordered by player and then key.
+
+        Each line shows the infoset key, its player and ``action: probability`` for each action
+        in the game's order, with probabilities rounded to ``digits`` decimals. Columns are
+        aligned; when some infoset has every action label of the game (in an order the others
+        agree with, as in Kuhn and Leduc poker), each label keeps its own column.
+
+        Parameters
+        ----------
+        digits : int, optional
+            Decimals shown per probability (default 3).
+
+        Returns
+        -------
+        str
+            The lines joined by ``"\\n"``, no trailing newline; ``""`` for a game without
+            infosets.
+
+        Examples
+        --------
+        >>> from cfrkit.games import RockPaperScissors
+        >>> print(Policy.uniform(RockPaperScissors()).format_table(digits=2))
+        P0  player 0  rock: 0.33  paper: 0.33  scissors: 0.33
+        P1  player 1  rock: 0.33  paper: 0.33  scissors: 0.33
+        """
+        if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
+            raise ValueError(f"digits must be a non-negative integer, got {digits!r}")
+        compiled = self._game
+        order = self._sorted_infosets()
+        if not order:
+            return ""
+        first = compiled.tree.infoset_first_slot
+        table = self._table.tolist()
+        cells: list[list[str]] = []
+        for i in order:
+            actions = compiled.infoset_actions[i]
+            probs = table[first[i] : first[i] + len(actions)]
+            cells.append([f"{a}: {p + 0.0:.{digits}f}" for a, p in zip(actions, probs)])
+        columns = _label_columns([compiled.infoset_actions[i] for i in order])
+        if columns is not None:  # place each cell in its label's column
+            placed = []
+            for i, row in zip(order, cells):
+                line = [""] * len(columns)
+                for action, cell in zip(compiled.infoset_actions[i], row):
+                    line[columns[_strict(action)]] = cell
+                placed.append(line)
+            cells = placed
+        width = max(len(row) for row in cells)
+        widths = [max(len(row[j]) for row in cells if j < len(row)) for j in range(width)]
+        key_width = max(len(compiled.infoset_keys[i]) for i in order)
+        player_width = len(str(compiled.num_players - 1))
+        lines = []
+        for i, row in zip(order, cells):
+            player = int(compiled.tree.infoset_player[i])
+            parts = [compiled.infoset_keys[i].ljust(key_width), f"player {player:<{player_width}}"]
+            parts += [cell.ljust(widths[j]) for j, cell in enumerate(row)]
+            lines.append("  ".join(parts).rstrip())
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format_table() or repr(self)
 
     def __repr__(self) -> str:
         return f"Policy({self._game.game!r}, infosets={len(self)})"
+
+    # -- files --------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the policy to one human-readable JSON file; read it back with :func:`load_policy`.
+
+        The file holds ``"format": "cfrkit.policy"``, ``"version": 1``, the game's ``repr``
+        (informative only), ``"num_infosets"`` and ``"infosets"``: one object per infoset,
+        ordered by player and then key, with its ``"key"``, ``"player"``, ``"actions"`` (the
+        labels, in the game's order) and ``"probabilities"`` (written with ``repr`` precision,
+        so they read back bit for bit).
+
+        Action labels are JSON values that keep their type: strings, integers, ``true`` /
+        ``false``, ``null`` and finite floats are written as themselves (``1`` and ``1.0`` stay
+        apart); a tuple is ``{"tuple": [item, ...]}`` with its items encoded the same way, and
+        an infinite float is ``{"float": "inf"}`` or ``{"float": "-inf"}``. NumPy scalars are
+        written as the Python value they hold.
+
+        The file is written to a temporary file in the same directory and then moved over
+        ``path`` (:func:`os.replace`), so ``path`` never holds a half-written policy.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Where to write; an existing file is replaced.
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``.
+
+        Raises
+        ------
+        ValueError
+            If an action label is of another type (or NaN), naming the label and its infoset.
+        OSError
+            If the file cannot be written.
+        """
+        target = Path(os.fspath(path))
+        text = self._json()
+        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
+        try:
+            # os.open with 0o666 so the file gets the usual permissions under the umask
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as exc:
+            message = f"cannot write policy file: {exc.strerror}"
+            raise OSError(exc.errno, message, str(target)) from exc
+        try:
+            with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return target
+
+    def _json(self) -> str:
+        """The text :meth:`save` writes."""
+        compiled = self._game
+        first = compiled.tree.infoset_first_slot
+        table = self._table.tolist()
+        entries = []
+        for i in self._sorted_infosets():
+            key = compiled.infoset_keys[i]
+            actions = compiled.infoset_actions[i]
+            labels = []
+            for action in actions:
+                try:
+                    labels.append(_encode_label(action))
+                except ValueError as exc:
+                    raise ValueError(f"infoset {key!r}: action {action!r} {exc}") from None
+            if len({_canonical(label) for label in labels}) != len(labels):
+                raise ValueError(f"infoset {key!r}: actions {actions!r} look alike in JSON")
+            probs = table[first[i] : first[i] + len(actions)]
+            if not all(math.isfinite(p) for p in probs):
+                raise ValueError(f"infoset {key!r}: probabilities {probs!r} are not finite")
+            entry = {
+                "key": key,
+                "player": int(compiled.tree.infoset_player[i]),
+                "actions": labels,
+                "probabilities": probs,
+            }
+            entries.append("    " + json.dumps(entry, ensure_ascii=False, allow_nan=False))
+        header = {
+            "format": _FORMAT,
+            "version": _FORMAT_VERSION,
+            "game": repr(compiled.game),
+            "num_infosets": len(entries),
+        }
+        lines = ["{"]
+        for name, value in header.items():
+            lines.append(f"  {json.dumps(name)}: {json.dumps(value, ensure_ascii=False)},")
+        if entries:
+            lines += ['  "infosets": [', ",\n".join(entries), "  ]"]
+        else:
+            lines.append('  "infosets": []')
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+
+def load_policy(path: str | os.PathLike[str], game: Game | CompiledGame) -> Policy:
+    """Read a policy of ``game`` from a file written by :meth:`Policy.save`.
+
+    The file must have a row for every infoset of ``game`` and nothing else; each row must name
+    actions of its infoset (labels are matched with their type: ``1``, ``1.0``, ``true`` and
+    ``"1"`` are four different labels) and pass the checks of :meth:`Policy.from_dict`. The
+    game's ``repr`` stored in the file is not checked (it is named in the error when the
+    infosets do not match); other top-level fields are ignored.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to read.
+    game : Game or CompiledGame
+        The game the policy belongs to.
+
+    Returns
+    -------
+    Policy
+        A policy whose :attr:`~Policy.table` equals the saved one bit for bit.
+
+    Raises
+    ------
+    ValueError
+        ``"<path>: <reason>"`` when the file is missing or unreadable, is not JSON, is not a
+        cfrkit policy file of a supported version, is malformed, or does not fit ``game``
+        (unknown or missing infoset, unknown action, a row that does not sum to 1, ...).
+    """
+    name = os.fspath(path)
+    compiled = compile_game(game)
+
+    def fail(reason: str) -> ValueError:
+        return ValueError(f"{name}: {reason}")
+
+    try:
+        with open(name, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError as exc:
+        raise fail("no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise fail("not JSON (not UTF-8 text)") from exc
+    except OSError as exc:
+        raise fail(f"cannot read ({exc.strerror or exc})") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise fail(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise fail(f"not a cfrkit policy file (format {found!r}, expected {_FORMAT!r})")
+    version = data.get("version")
+    if type(version) is not int or version != _FORMAT_VERSION:
+        raise fail(f"unsupported policy file version {version!r} (expected {_FORMAT_VERSION})")
+    entries = data.get("infosets")
+    if not isinstance(entries, list):
+        raise fail('"infosets" must be a list')
+    count = data.get("num_infosets")
+    if type(count) is not int or count != len(entries):
+        raise fail(f'"num_infosets" is {count!r} but {len(entries)} infosets are listed')
+
+    saved_game = data.get("game")
+    mismatch = (
+        f" (file is for {saved_game}, not {compiled.game!r})"
+        if isinstance(saved_game, str) and saved_game != repr(compiled.game)
+        else ""
+    )
+    mapping: dict[str, Any] = {}
+    for index, entry in enumerate(entries):
+        try:
+            key, row = _read_entry(compiled, index, entry)
+        except ValueError as exc:
+            raise fail(f"{exc}{mismatch}") from exc
+        if key in mapping:
+            raise fail(f"infoset {key!r} is listed twice")
+        mapping[key] = row
+    try:
+        return Policy.from_dict(compiled, mapping)
+    except ValueError as exc:
+        raise fail(f"{exc}{mismatch}") from exc
+
+
+def _read_entry(compiled: CompiledGame, index: int, entry: object) -> tuple[str, Any]:
+    """Item ``index`` of ``"infosets"`` as ``(key, row)``, ``row`` keyed by the game's own
+    action labels for :meth:`Policy.from_dict` to check; raises ``ValueError``."""
+    fields = ("key", "player", "actions", "probabilities")
+    if not isinstance(entry, dict) or not all(f in entry for f in fields):
+        raise ValueError(f"infoset #{index} is not an object with {', '.join(fields)}")
+    key, player, labels, probs = (entry[f] for f in fields)
+    if not isinstance(key, str):
+        raise ValueError(f"infoset #{index}: key {key!r} is not a string")
+    if not isinstance(labels, list) or not isinstance(probs, list) or len(labels) != len(probs):
+        raise ValueError(f"infoset {key!r}: actions and probabilities must be lists of one length")
+    for prob in probs:
+        if isinstance(prob, bool) or not isinstance(prob, (int, float)):
+            raise ValueError(f"infoset {key!r}: probability {prob!r} is not a number")
+    infoset = compiled.key_index.get(key)
+    if infoset is None:  # from_dict names the unknown key
+        return key, probs
+    expected = int(compiled.tree.infoset_player[infoset])
+    if type(player) is not int or player != expected:
+        raise ValueError(f"infoset {key!r} is player {expected}'s, the file says {player!r}")
+    actions = compiled.infoset_actions[infoset]
+    known = {}
+    for action in actions:
+        try:
+            known[_canonical(_encode_label(action))] = action
+        except ValueError:  # a label no file can name
+            pass
+    row: dict[Hashable, float] = {}
+    for value, prob in zip(labels, probs):
+        try:
+            label = _decode_label(value)
+            action = known.get(_canonical(_encode_label(label)), _MISSING)
+        except ValueError:
+            raise ValueError(f"infoset {key!r}: {value!r} is not an action label") from None
+        if action is _MISSING:
+            raise ValueError(
+                f"infoset {key!r}: unknown action {label!r} (actions are {actions!r})"
+            )
+        if action in row:
+            raise ValueError(f"infoset {key!r}: action {label!r} is listed twice")
+        row[action] = prob
+    return key, row
+
+
+_MISSING = object()
+
+
+def _encode_label(label: object) -> Any:
+    """``label`` as the JSON value :meth:`Policy.save` writes; ``ValueError`` if it has none."""
+    if isinstance(label, np.generic):
+        label = label.item()
+    if label is None or isinstance(label, bool):
+        return label
+    if isinstance(label, int):
+        return int(label)
+    if isinstance(label, float):
+        if math.isnan(label):
+            raise ValueError("is NaN and cannot be saved")
+        if math.isinf(label):
+            return {"float": "inf" if label > 0 else "-inf"}
+        return float(label)
+    if isinstance(label, str):
+        return str.__str__(label)
+    if isinstance(label, tuple):
+        return {"tuple": [_encode_label(item) for item in label]}
+    raise ValueError(
+        f"cannot be saved: labels must be str, int, float, bool, None or tuples of these, "
+        f"not {type(label).__name__}"
+    )
+
+
+def _decode_label(value: object) -> Hashable:
+    """The action label a JSON value of :func:`_encode_label` stands for."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict) and len(value) == 1:
+        ((tag, inner),) = value.items()
+        if tag == "tuple" and isinstance(inner, list):
+            return tuple(_decode_label(item) for item in inner)
+        if tag == "float" and inner in ("inf", "-inf"):
+            return float(inner)
+    raise ValueError(f"{value!r} is not an action label")
+
+
+def _canonical(encoded: Any) -> str:
+    """A string equal for two encoded labels exactly when they stand for the same label."""
+    return json.dumps(encoded, sort_keys=True)
+
+
+def _strict(label: Hashable) -> tuple:
+    """A key that tells ``1``, ``1.0`` and ``True`` apart (they are equal as dict keys)."""
+    if isinstance(label, tuple):
+        return (tuple, tuple(_strict(item) for item in label))
+    return (type(label), label)
+
+
+def _label_columns(rows: list[tuple[Hashable, ...]]) -> dict[tuple, int] | None:
+    """One column per action label when some row holds every label and every row lists its
+    labels in that row's order; else ``None`` (cells are then aligned by position)."""
+    labels = {_strict(a) for row in rows for a in row}
+    full = next((row for row in rows if len(row) == len(labels)), None)
+    if full is None:
+        return None
+    columns = {_strict(a): j for j, a in enumerate(full)}
+    if len(columns) != len(labels) or set(columns) != labels:
+        return None
+    for row in rows:
+        positions = [columns[_strict(a)] for a in row]
+        if positions != sorted(positions):
+            return None
+    return columns
 
 
 def policy_rows(compiled: CompiledGame, mapping: Mapping) -> dict[int, np.ndarray]:
     """Validate ``{infoset key: row}`` against ``compiled``; return ``{infoset index: probs}``.
 
-    Rows follow :meth:`Policy.from_dict`; infosets may be left out (the caller decides whether
-    that is allowed).
+    Rows follow :meth:`Policy.from_dict` (including its reading of actions given as text);
+    infosets may be left out (the caller decides whether that is allowed).
     """
     if not isinstance(mapping, Mapping):
         raise ValueError(
@@ -132,12 +522,17 @@ def policy_rows(compiled: CompiledGame, mapping: Mapping) -> dict[int, np.ndarra
         probs = np.zeros(len(actions))
         if isinstance(row, Mapping):
             position = {a: i for i, a in enumerate(actions)}
+            seen: set[int] = set()
             for action, prob in row.items():
-                if action not in position:
+                i = position.get(action)
+                if i is None:
+                    i = _action_from_text(key, actions, action)
+                if i in seen:
                     raise ValueError(
-                        f"infoset {key!r}: unknown action {action!r} (actions are {actions!r})"
+                        f"infoset {key!r}: action {actions[i]!r} is given twice (as {action!r})"
                     )
-                probs[position[action]] = _probability(key, action, prob)
+                seen.add(i)
+                probs[i] = _probability(key, action, prob)
         elif isinstance(row, (Sequence, np.ndarray)) and not isinstance(row, str):
             if len(row) != len(actions):
                 raise ValueError(
@@ -153,6 +548,29 @@ def policy_rows(compiled: CompiledGame, mapping: Mapping) -> dict[int, np.ndarra
             raise ValueError(f"infoset {key!r}: probabilities sum to {total!r}, not 1")
         rows[infoset] = probs
     return rows
+
+
+def _action_from_text(key: str, actions: tuple[Hashable, ...], action: Hashable) -> int:
+    """The index of the one action whose text (``str`` or JSON key) is ``action``."""
+    matches = []
+    if isinstance(action, str):
+        matches = [i for i, a in enumerate(actions) if action in _texts(a)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        shown = ", ".join(repr(actions[i]) for i in matches)
+        raise ValueError(f"infoset {key!r}: action {action!r} could be any of {shown}")
+    raise ValueError(f"infoset {key!r}: unknown action {action!r} (actions are {actions!r})")
+
+
+def _texts(action: Hashable) -> set[str]:
+    """``str(action)`` and the object key ``json.dumps`` writes for it."""
+    texts = {str(action)}
+    try:
+        texts.update(json.loads(json.dumps({action: 0})))
+    except (TypeError, ValueError):  # not a JSON key type
+        pass
+    return texts
 
 
 def _probability(key: str, action: Hashable, prob: object) -> float:

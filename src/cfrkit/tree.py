@@ -21,6 +21,8 @@ from __future__ import annotations
 import gc
 import hashlib
 import math
+import os
+import sys
 import weakref
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
@@ -158,7 +160,9 @@ class CompiledGame:
 _compiled: "weakref.WeakKeyDictionary[Game, CompiledGame]" = weakref.WeakKeyDictionary()
 
 
-def compile_game(game: Game | CompiledGame, *, max_nodes: int = DEFAULT_MAX_NODES) -> CompiledGame:
+def compile_game(
+    game: Game | CompiledGame, *, max_nodes: int = DEFAULT_MAX_NODES, progress: bool | None = None
+) -> CompiledGame:
     """Walk ``game`` once, validate it, and flatten it into a :class:`CompiledGame`.
 
     The result is cached per game object, so every trainer and evaluation call on the same game
@@ -171,6 +175,10 @@ def compile_game(game: Game | CompiledGame, *, max_nodes: int = DEFAULT_MAX_NODE
     max_nodes : int, optional
         Stop with :class:`GameError` once the tree has more nodes than this, instead of running
         out of memory on a game that is too large (default 20 million).
+    progress : bool or None, optional
+        Report the nodes walked on stderr (a tqdm bar). ``None`` (default): once the walk
+        passes 100,000 nodes, if tqdm is installed and ``CFRKIT_QUIET`` is not set; ``True``:
+        from the start; ``False``: never.
 
     Returns
     -------
@@ -191,17 +199,19 @@ def compile_game(game: Game | CompiledGame, *, max_nodes: int = DEFAULT_MAX_NODE
         raise TypeError(f"expected a cfrkit.Game, got {type(game).__name__}")
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
         raise ValueError(f"max_nodes must be a positive integer, got {max_nodes!r}")
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be a bool or None, got {progress!r}")
     try:
         cached = _compiled.get(game)
     except TypeError:  # an unhashable game object: compile without caching
-        return _walk(game, max_nodes)
+        return _walk(game, max_nodes, progress)
     if cached is None:
-        cached = _walk(game, max_nodes)
+        cached = _walk(game, max_nodes, progress)
         _compiled[game] = cached
     return cached
 
 
-def _walk(game: Game, max_nodes: int) -> CompiledGame:
+def _walk(game: Game, max_nodes: int, progress: bool | None) -> CompiledGame:
     """Compile with the cyclic garbage collector paused.
 
     The walk keeps a whole breadth-first level of histories alive; the collector would rescan
@@ -210,19 +220,55 @@ def _walk(game: Game, max_nodes: int) -> CompiledGame:
     """
     was_enabled = gc.isenabled()
     gc.disable()
+    reporter = _WalkProgress(game, progress)
     try:
-        return _Compiler(game, max_nodes).run()
+        return _Compiler(game, max_nodes, reporter).run()
     finally:
+        reporter.close()
         if was_enabled:
             gc.enable()
+
+
+class _WalkProgress:
+    """Nodes walked, on a tqdm bar that appears once a walk gets long (see compile_game)."""
+
+    EVERY = 1 << 16  # nodes between updates: the check is one bit test per node
+    AUTO_FROM = 100_000
+
+    def __init__(self, game: Game, progress: bool | None) -> None:
+        self.game = game
+        quiet = bool(os.environ.get("CFRKIT_QUIET"))
+        self.wanted = progress if progress is not None else not quiet
+        self.start_at = 0 if progress else self.AUTO_FROM
+        self.bar = None
+        self.shown = 0
+
+    def tick(self, nodes: int) -> None:
+        if not self.wanted or nodes < self.start_at:
+            return
+        if self.bar is None:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                self.wanted = False  # progress is an optional extra
+                return
+            self.bar = tqdm(desc=f"compiling {self.game!r}", unit=" nodes", unit_scale=True,
+                            file=sys.stderr, mininterval=0.5)
+        self.bar.update(nodes - self.shown)
+        self.shown = nodes
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 class _Compiler:
     """One breadth-first walk of a game, collecting node records and checking every rule."""
 
-    def __init__(self, game: Game, max_nodes: int) -> None:
+    def __init__(self, game: Game, max_nodes: int, progress: _WalkProgress) -> None:
         self.game = game
         self.max_nodes = max_nodes
+        self.progress = progress
         num_players = getattr(game, "num_players", None)
         if isinstance(num_players, bool) or not isinstance(num_players, int) or num_players < 1:
             raise GameError(f"{game!r}: num_players must be a positive int, got {num_players!r}")
@@ -273,10 +319,13 @@ class _Compiler:
                 for child in self._expand(node, history, previous):
                     next_frontier.append(child)
             frontier = next_frontier
+        self.progress.tick(len(self.kind))  # the final count on the bar, if one is shown
         return self._finish()
 
     def _add_node(self, parent: int, label: Any) -> int:
         index = len(self.kind)
+        if not index & (_WalkProgress.EVERY - 1):
+            self.progress.tick(index)
         if index >= self.max_nodes:
             raise GameError(
                 f"{self.game!r}: the tree has more than max_nodes={self.max_nodes} nodes "

@@ -21,7 +21,7 @@ from .._interrupt import critical, interruptible
 from .._kernels.update import synced_regrets
 from .._notice import compile_notice
 from ..game import Game, InfoSet
-from ..evaluation import evaluate
+from ..evaluation import evaluate, warm_up_evaluation
 from ..policy import Policy, policy_rows
 from ..record import SolveRecord
 from ..rules import RegretRule, kernel_schedule
@@ -158,7 +158,7 @@ class Trainer(abc.ABC):
         return self.game.infosets
 
     # -- running ------------------------------------------------------------------------------
-    def iterate(self, n: int = 1) -> "Trainer":
+    def iterate(self, n: int = 1) -> Trainer:
         """Run ``n`` iterations; return ``self`` for chaining.
 
         The iterations run inside numba, without the GIL, in blocks of about 10 ms each (one
@@ -254,9 +254,15 @@ class Trainer(abc.ABC):
         progress = check_bool("progress", progress)
         if callback is not None and not callable(callback):
             raise ValueError(f"callback must be callable, got {callback!r}")
-        run = _SolveRun(self, target, None if max_iterations is None else int(max_iterations),
-                        limit, _progress_bar(type(self).__name__, max_iterations) if progress else None)
         with interruptible():
+            # compile (or load) the kernels before the clock starts: a first run in a fresh
+            # process would otherwise count seconds of compilation as training or evaluation
+            if not self._warm:
+                self._warm_up()
+            warm_up_evaluation(self.game)
+            run = _SolveRun(self, target, None if max_iterations is None else int(max_iterations),
+                            limit,
+                            _progress_bar(type(self).__name__, max_iterations) if progress else None)
             try:
                 run.check()
                 while run.stopped is None:
@@ -370,7 +376,8 @@ def _progress_bar(name: str, total: int | None):
         raise ImportError(
             "progress=True needs tqdm: pip install cfrkit[progress] (or pip install tqdm)"
         ) from None
-    return tqdm(total=total, desc=name, unit="it", file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total, desc=name, unit="it", file=sys.stderr, dynamic_ncols=True,
+                mininterval=0.2)
 
 
 class _SolveRun:
@@ -437,7 +444,7 @@ class _SolveRun:
         self.training_seconds.append(self.training)
         self.nash_conv.append(nash_conv)
         if self.bar is not None:
-            self.bar.set_postfix_str(f"NashConv {nash_conv:.3g}", refresh=True)
+            self.bar.set_postfix_str(f"NashConv {nash_conv:.3g}", refresh=False)
         if self.target is not None and nash_conv <= self.target:
             self.stopped = "target"
         elif self.max_iterations is not None and self.done() >= self.max_iterations:

@@ -1,0 +1,167 @@
+"""The command line, driven as users drive it: subprocesses, exit codes, files, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cfrkit
+from cfrkit.games import KuhnPoker, LeducPoker
+
+SCRIPT = shutil.which("cfrkit", path=str(Path(sys.executable).parent)) or shutil.which("cfrkit")
+
+
+def run(*args: str, cwd: Path, module: bool = False, check_status: int | None = 0):
+    """Run ``cfrkit ARGS`` (or ``python -m cfrkit ARGS``); return the completed process."""
+    command = [sys.executable, "-m", "cfrkit", *args] if module else [SCRIPT, *args]
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    if check_status is not None:
+        assert done.returncode == check_status, (done.stdout, done.stderr)
+    return done
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _script_installed():
+    if SCRIPT is None:
+        pytest.skip("the cfrkit console script is not installed (pip install the package)")
+
+
+def test_games_lists_the_builtins_and_openspiel(tmp_path):
+    out = run("games", cwd=tmp_path).stdout
+    for name in ("rps", "rpsls", "kuhn(players=<int>)", "leduc", "openspiel:NAME"):
+        assert name in out
+    assert "cfr+" in out and "pdcfr+" in out
+
+
+def test_solve_prints_and_writes_what_it_found(tmp_path):
+    done = run("solve", "kuhn", "--trainer", "cfr+", "--target", "1e-4", "--json", "run.json",
+               "--policy-out", "kuhn.json", cwd=tmp_path)
+    result = json.loads((tmp_path / "run.json").read_text())
+    assert result["game"] == "kuhn" and result["trainer"] == "CFRPlus"
+    assert result["nash_conv"] <= 1e-4 and result["stopped"] == "target"
+    assert result["exploitability"] == pytest.approx(result["nash_conv"] / 2)
+    assert len(result["values"]) == 2 and result["values"][0] == pytest.approx(-1 / 18, abs=1e-3)
+    assert result["iterations"] == result["history"]["iterations"][-1] > 0
+    # the policy file is the average policy of that run, and evaluates to the same NashConv
+    policy = cfrkit.load_policy(tmp_path / "kuhn.json", KuhnPoker())
+    assert cfrkit.nash_conv(KuhnPoker(), policy) == pytest.approx(result["nash_conv"], abs=1e-15)
+    # stdout: the strategy table, then the evaluation
+    assert "Qpb" in done.stdout and "player 1" in done.stdout
+    assert f"NashConv            {result['nash_conv']:.6g}" in done.stdout
+    assert "exploitability" in done.stdout
+    evaluated = run("evaluate", "kuhn", "kuhn.json", cwd=tmp_path).stdout
+    assert f"NashConv            {result['nash_conv']:.6g}" in evaluated
+
+
+def test_python_m_cfrkit_is_the_same_program(tmp_path):
+    run("solve", "rps", "--iterations", "300", "--json", "a.json", "--quiet", cwd=tmp_path)
+    run("solve", "rps", "--iterations", "300", "--json", "b.json", "--quiet", cwd=tmp_path,
+        module=True)
+    a, b = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
+    assert a["iterations"] == b["iterations"] == 300
+    assert a["nash_conv"] == b["nash_conv"] and a["trainer"] == b["trainer"] == "DCFRPlus"
+
+
+def test_three_players_have_no_exploitability(tmp_path):
+    run("solve", "kuhn(players=3)", "--trainer", "dcfr+", "--iterations", "50", "--json", "r.json",
+        "--quiet", cwd=tmp_path)
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["exploitability"] is None and len(result["values"]) == 3
+
+
+def test_resume_continues_bit_for_bit(tmp_path):
+    run("solve", "kuhn", "--trainer", "chance-sampled", "--seed", "5", "--iterations", "3000",
+        "--checkpoint", "straight.npz", "--quiet", cwd=tmp_path)
+    run("solve", "kuhn", "--trainer", "chance-sampled", "--seed", "5", "--iterations", "1200",
+        "--checkpoint", "half.npz", "--quiet", cwd=tmp_path)
+    run("solve", "kuhn", "--resume", "half.npz", "--iterations", "1800", "--checkpoint",
+        "half.npz", "--quiet", cwd=tmp_path)
+    straight = cfrkit.load_trainer(tmp_path / "straight.npz", KuhnPoker())
+    resumed = cfrkit.load_trainer(tmp_path / "half.npz", KuhnPoker())
+    assert straight.iteration == resumed.iteration == 3000
+    for name, a, b in zip(straight._state._fields, straight._state, resumed._state):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def test_plot_writes_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    run("solve", "kuhn", "--iterations", "200", "--plot", "conv.png", "--quiet", cwd=tmp_path)
+    assert (tmp_path / "conv.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_openspiel_games_by_name(tmp_path):
+    pytest.importorskip("pyspiel")
+    done = run("solve", "openspiel:kuhn_poker", "--trainer", "pcfr+", "--iterations", "100",
+               "--quiet", "--json", "r.json", cwd=tmp_path)
+    assert json.loads((tmp_path / "r.json").read_text())["nash_conv"] < 1e-3
+    assert "player 0" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["solve", "nosuch"], "unknown game 'nosuch'"),
+        (["solve", "kuhn(players=x)"], "players must be int"),
+        (["solve", "kuhn(cards=3)"], "bad parameter 'cards=3'"),
+        (["solve", "kuhn((("], "malformed game"),
+        (["solve", "kuhn", "--trainer", "nonsense"], "invalid choice: 'nonsense'"),
+        (["solve", "kuhn", "--iterations", "-5"], "expected a number >= 0, got '-5'"),
+        (["solve", "kuhn", "--target", "0"], "expected a positive number"),
+        (["solve", "kuhn", "--bogus"], "unrecognized arguments: --bogus"),
+        (["solve", "kuhn", "--resume", "missing.npz"], "missing.npz: no such file"),
+        (["solve", "kuhn", "--seed", "3"], "--seed applies to --trainer chance-sampled only"),
+        (["solve", "kuhn", "--json", "no/such/folder/r.json"], "does not exist"),
+        (["evaluate", "kuhn", "missing.json"], "missing.json"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        ([], "the following arguments are required"),
+    ],
+)
+def test_bad_usage_is_one_line_and_status_2(tmp_path, args, message):
+    done = run(*args, cwd=tmp_path, check_status=2)
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_a_checkpoint_for_another_game_is_refused(tmp_path):
+    run("solve", "kuhn", "--iterations", "10", "--checkpoint", "k.npz", "--quiet", cwd=tmp_path)
+    done = run("solve", "leduc", "--resume", "k.npz", cwd=tmp_path, check_status=2)
+    assert "k.npz: made for another game" in done.stderr
+
+
+def test_ctrl_c_writes_the_checkpoint_and_exits_130(tmp_path):
+    process = subprocess.Popen(
+        [SCRIPT, "solve", "leduc", "--trainer", "vanilla", "--iterations", "100000000",
+         "--checkpoint", "stopped.npz"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
+    try:
+        line = process.stderr.readline()  # "cfrkit: solving ..." once training begins
+        assert "solving" in line, line
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        sent = time.perf_counter()
+        process.wait(timeout=30)
+        # exits promptly: well within a second of the signal, plus writing the checkpoint
+        assert time.perf_counter() - sent < 5
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    rest = process.stderr.read()
+    assert "checkpoint written to stopped.npz" in rest and "Traceback" not in rest
+    trainer = cfrkit.load_trainer(tmp_path / "stopped.npz", LeducPoker())
+    assert trainer.iteration > 0
+    fresh = cfrkit.VanillaCFR(LeducPoker()).iterate(trainer.iteration)
+    np.testing.assert_array_equal(trainer._state.regret, fresh._state.regret)

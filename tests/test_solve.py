@@ -1,0 +1,115 @@
+"""Trainer.solve: stopping rules, the record it returns, the check schedule, the progress bar."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cfrkit
+from cfrkit.games import KuhnPoker, LeducPoker
+
+from conftest import GAMES, TRAVERSALS, RULES
+
+
+def test_a_target_stops_the_run_at_the_first_check_below_it():
+    trainer = cfrkit.CFRPlus(KuhnPoker())
+    record = trainer.solve(target_nash_conv=1e-4, max_iterations=100_000)
+    assert record.stopped == "target"
+    assert record.nash_conv[-1] <= 1e-4 < record.nash_conv[:-1].min()
+    assert record.iterations[-1] == trainer.iteration < 100_000
+    # the last entry is the final state, measured exactly
+    assert record.nash_conv[-1] == cfrkit.nash_conv(trainer.game, trainer.average_policy())
+    assert record.exploitability is not None
+    np.testing.assert_array_equal(record.exploitability, record.nash_conv / 2)
+
+
+def test_max_iterations_counts_more_iterations_from_where_the_trainer_is():
+    trainer = cfrkit.DiscountedCFR(KuhnPoker()).iterate(50)
+    record = trainer.solve(max_iterations=300)
+    assert record.stopped == "max_iterations"
+    assert trainer.iteration == 350 == record.iterations[-1]
+    assert record.iterations[0] == 50  # checked before the first new iteration
+    assert np.all(np.diff(record.iterations) > 0)
+    # the same iterates as one iterate() call
+    same = cfrkit.DiscountedCFR(KuhnPoker()).iterate(350)
+    np.testing.assert_array_equal(trainer.average_policy().table, same.average_policy().table)
+
+
+def test_time_limit_stops_the_run():
+    record = cfrkit.VanillaCFR(LeducPoker()).solve(time_limit=0.3)
+    assert record.stopped == "time_limit"
+    assert record.seconds[-1] >= 0.3
+    assert record.seconds[-1] < 5  # chunks are sized to the time left, not run blindly
+    assert np.all(np.diff(record.seconds) > 0)
+    assert record.training_seconds[-1] <= record.seconds[-1]
+    assert record.evaluation_seconds > 0
+
+
+def test_a_target_already_met_stops_before_training():
+    trainer = cfrkit.PDCFRPlus(KuhnPoker()).iterate(200)
+    record = trainer.solve(target_nash_conv=1e-3)
+    assert record.stopped == "target" and len(record.iterations) == 1
+    assert trainer.iteration == 200
+
+
+def test_checks_grow_geometrically_so_evaluation_stays_a_small_part():
+    # after the first few, each check is at least 10% more iterations after the previous one
+    # (and ten times the last evaluation's time): about log(T)/log(1.1) checks for T iterations
+    record = cfrkit.CFRPlus(KuhnPoker()).solve(max_iterations=50_000)
+    iterations = record.iterations
+    assert len(iterations) < 130
+    later = iterations[iterations >= 20][:-1]  # the last check is cut short by the budget
+    assert np.all(later[1:] >= np.ceil(1.1 * later[:-1]) - 1)
+    assert iterations[-1] == 50_000
+
+
+def test_three_players_have_no_exploitability():
+    record = cfrkit.CFRPlus(KuhnPoker(players=3)).solve(max_iterations=20)
+    assert record.exploitability is None
+    assert record.trainer == "CFRPlus" and record.game == "KuhnPoker(players=3)"
+    assert record.to_dict()["exploitability"] is None
+
+
+def test_callback_sees_every_check_and_can_stop():
+    seen = []
+
+    def callback(trainer, record):
+        seen.append((trainer.iteration, len(record.iterations)))
+        return trainer.iteration >= 40
+
+    trainer = cfrkit.CFRPlus(KuhnPoker())
+    record = trainer.solve(max_iterations=10_000, callback=callback)
+    assert record.stopped == "callback"
+    assert seen[-1][0] >= 40 and all(b > a for (a, _), (b, _) in zip(seen, seen[1:]))
+    assert [n for _, n in seen] == list(range(2, len(seen) + 2))  # the record grows by one
+
+
+@pytest.mark.parametrize("traversal", sorted(TRAVERSALS))
+def test_every_trainer_solves(traversal):
+    trainer = TRAVERSALS[traversal].make(GAMES["kuhn2"], RULES["discounted"])
+    record = trainer.solve(target_nash_conv=0.05, max_iterations=200_000)
+    assert record.stopped == "target"
+
+
+def test_progress_bar_on_stderr(capsys):
+    cfrkit.CFRPlus(KuhnPoker()).solve(max_iterations=100, progress=True)
+    err = capsys.readouterr().err
+    assert "CFRPlus" in err and "NashConv" in err and "100/100" in err
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({}, "needs target_nash_conv, max_iterations or time_limit"),
+        ({"target_nash_conv": 0}, "target_nash_conv must be a positive number"),
+        ({"target_nash_conv": float("nan")}, "target_nash_conv must be a positive number"),
+        ({"time_limit": -1}, "time_limit must be a positive number"),
+        ({"max_iterations": -3}, "max_iterations must be a non-negative integer"),
+        ({"max_iterations": 2.5}, "max_iterations must be a non-negative integer"),
+        ({"max_iterations": 5, "progress": "yes"}, "progress must be a bool"),
+        ({"max_iterations": 5, "callback": 3}, "callback must be callable"),
+    ],
+)
+def test_solve_arguments_are_checked(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        cfrkit.CFRPlus(KuhnPoker()).solve(**kwargs)
