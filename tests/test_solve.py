@@ -52,9 +52,20 @@ def test_a_target_already_met_stops_before_training():
     assert trainer.iteration == 200
 
 
+def test_the_check_schedule_depends_on_the_run_not_the_machine():
+    # the same run checks (and stops) at the same iterations, however fast the machine is
+    a = cfrkit.CFRPlus(LeducPoker()).solve(target_nash_conv=1e-3)
+    b = cfrkit.CFRPlus(LeducPoker()).solve(target_nash_conv=1e-3)
+    np.testing.assert_array_equal(a.iterations, b.iterations)
+    np.testing.assert_array_equal(a.nash_conv, b.nash_conv)
+    sampled = [cfrkit.ChanceSampledCFR(KuhnPoker(), seed=2).solve(max_iterations=20_000)
+               for _ in range(2)]
+    np.testing.assert_array_equal(sampled[0].iterations, sampled[1].iterations)
+
+
 def test_checks_grow_geometrically_so_evaluation_stays_a_small_part():
     # after the first few, each check is at least 10% more iterations after the previous one
-    # (and ten times the last evaluation's time): about log(T)/log(1.1) checks for T iterations
+    # (and nine evaluations' worth of node-visits): about log(T)/log(1.1) checks for T
     record = cfrkit.CFRPlus(KuhnPoker()).solve(max_iterations=50_000)
     iterations = record.iterations
     assert len(iterations) < 130

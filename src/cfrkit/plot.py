@@ -34,6 +34,7 @@ try:
     from matplotlib.colors import Colormap
     from matplotlib.figure import Figure
     from matplotlib.image import AxesImage
+    from matplotlib.ticker import NullFormatter
 except ImportError as exc:
     raise ImportError(_INSTALL_HINT) from exc
 
@@ -180,6 +181,9 @@ def convergence(
             )
         axis.set_xscale("log")
         axis.set_yscale("log")
+        # on a range under a decade matplotlib labels minor ticks too, and they collide
+        axis.xaxis.set_minor_formatter(NullFormatter())
+        axis.yaxis.set_minor_formatter(NullFormatter())
         axis.set_xlabel(_X_LABELS[panel])
         axis.set_ylabel(_METRIC_LABELS[metric])
         axis.grid(True, which="major", alpha=0.4)

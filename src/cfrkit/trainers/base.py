@@ -207,10 +207,12 @@ class Trainer(abc.ABC):
         """Train until a target NashConv, an iteration budget or a time limit, whichever first.
 
         The average policy's NashConv is checked on a schedule that keeps evaluation a small
-        part of the run: after at least 10% more iterations and at least ten times the last
-        evaluation's cost in training time (so about 9% of the time at most goes to
-        evaluation; :attr:`SolveRecord.evaluation_seconds` reports it). The policy is also
-        checked before the first iteration, so a target already met stops at once.
+        part of the run and depends on the run alone, not on the machine's speed: after at
+        least 10% more iterations and at least nine evaluations' worth of training, counted in
+        node-visits, so evaluation is about a tenth of the work
+        (:attr:`SolveRecord.evaluation_seconds` reports its time) and the same trainer, game
+        and seed stop at the same iteration anywhere. The policy is also checked before the
+        first iteration, so a target already met stops at once.
 
         Parameters
         ----------
@@ -381,10 +383,21 @@ def _progress_bar(name: str, total: int | None):
 
 
 class _SolveRun:
-    """The bookkeeping of one :meth:`Trainer.solve`: checks, timing, stop reasons."""
+    """The bookkeeping of one :meth:`Trainer.solve`: checks, timing, stop reasons.
+
+    The check schedule depends on the run alone, not on the machine's speed, so the same
+    trainer, game and seed check (and stop) at the same iterations everywhere: the next check
+    comes after at least 10% more iterations, and after at least nine evaluations' worth of
+    training, counted in node-visits, so evaluation is about a tenth of the time. Only a time
+    limit, which caps the chunk to the time left, depends on the clock.
+    """
 
     _GROWTH = 0.1  # at least 10% more iterations between checks
-    _EVALUATION_SHARE = 10.0  # and at least 10x the last evaluation's time in training
+    _EVALUATIONS_PER_CHECK = 9.0  # training between checks, in evaluations' worth of visits
+    # an evaluation in training node-visits (measured: evaluate() takes ~3x a training pass's
+    # time per node, for each player and once more, plus 40-70 us of fixed cost)
+    _EVALUATION_VISITS_PER_NODE = 3.0
+    _EVALUATION_OVERHEAD = 15_000
 
     def __init__(self, trainer: Trainer, target, max_iterations, time_limit, bar) -> None:
         self.trainer = trainer
@@ -394,11 +407,16 @@ class _SolveRun:
         self.bar = bar
         self.start = time.perf_counter()
         self.first_iteration = trainer.iteration
+        self.first_touched = trainer.nodes_touched
+        compiled = trainer.game
+        self.evaluation_visits = (
+            self._EVALUATION_VISITS_PER_NODE * (compiled.num_players + 1) * compiled.num_nodes
+            + self._EVALUATION_OVERHEAD
+        )
         self.training = 0.0
         self.evaluating = 0.0
         self.last_evaluation = 0.0
         self.stopped: str | None = None
-        compiled = trainer.game
         self.halve = compiled.num_players == 2 and compiled.zero_sum
         self.iterations: list[int] = []
         self.seconds: list[float] = []
@@ -410,17 +428,17 @@ class _SolveRun:
 
     def next_chunk(self) -> int:
         done = self.done()
-        if done == 0 or self.training == 0.0:
-            chunk = 1  # no rate known yet
+        if done == 0:
+            chunk = 1  # the cost of an iteration is not known yet
         else:
-            rate = done / self.training
+            visits = max(self.trainer.nodes_touched - self.first_touched, 1) / done
             chunk = max(
                 math.ceil(self._GROWTH * max(self.trainer.iteration, 1)),
-                math.ceil(rate * self._EVALUATION_SHARE * self.last_evaluation),
+                math.ceil(self._EVALUATIONS_PER_CHECK * self.evaluation_visits / visits),
             )
-            if self.time_limit is not None:
+            if self.time_limit is not None and self.training > 0.0:
                 left = self.time_limit - (time.perf_counter() - self.start) - self.last_evaluation
-                chunk = min(chunk, max(1, int(rate * left)))
+                chunk = min(chunk, max(1, int(done / self.training * left)))
         if self.max_iterations is not None:
             chunk = min(chunk, self.max_iterations - done)
         return max(chunk, 1)
