@@ -52,6 +52,8 @@ def test_solve_prints_and_writes_what_it_found(tmp_path):
     assert result["exploitability"] == pytest.approx(result["nash_conv"] / 2)
     assert len(result["values"]) == 2 and result["values"][0] == pytest.approx(-1 / 18, abs=1e-3)
     assert result["iterations"] == result["history"]["iterations"][-1] > 0
+    # seconds: the run itself (training and checks), not the kernels' loading before it
+    assert result["seconds"] == result["history"]["seconds"][-1] >= result["training_seconds"] > 0
     # the policy file is the average policy of that run, and evaluates to the same NashConv
     policy = cfrkit.load_policy(tmp_path / "kuhn.json", KuhnPoker())
     assert cfrkit.nash_conv(KuhnPoker(), policy) == pytest.approx(result["nash_conv"], abs=1e-15)

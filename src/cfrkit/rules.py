@@ -88,7 +88,7 @@ def _discount(t: np.ndarray, exponent: float | None) -> np.ndarray:
 class RegretRule:
     """How instantaneous regrets enter the cumulative regrets, and how iterates are averaged.
 
-    The update on iteration ``t`` (see the module docstring for the full formulas):
+    The update on iteration ``t`` (docs/algorithm.md, *The algorithm*, gives the full formulas):
     add ``r^t`` to the cumulative regret, floor it at zero if ``floor``, scale positive sums by
     ``t^alpha / (t^alpha + 1)`` and the others by ``t^beta / (t^beta + 1)``, regret-match on the
     sum (plus ``r^t`` if ``predictive``), and give the iterate weight ``t^gamma`` in the average.

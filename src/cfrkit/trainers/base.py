@@ -280,9 +280,17 @@ class Trainer(abc.ABC):
     def save(self, path: str | os.PathLike) -> None:
         """Write a checkpoint: every array of the run and its metadata, in one ``.npz`` file.
 
-        Continuing :func:`cfrkit.load_trainer`'s result is bit-identical to never having
-        stopped. The file is written atomically (a temporary file, then a rename); see
-        :mod:`cfrkit.checkpoint` for its contents.
+        The file holds the trainer's arrays (regrets, average weights, current strategy,
+        discount bookkeeping, random stream) and a JSON metadata entry: format version, cfrkit
+        version, trainer class and parameters, iteration, and a fingerprint of the compiled
+        game, which :func:`cfrkit.load_trainer` checks. It is written atomically (a temporary
+        file, then a rename) and holds nothing pickled. Continuing the loaded trainer is
+        bit-identical to never having stopped.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Where to write; conventionally ending in ``.npz``.
         """
         from ..checkpoint import save_trainer
 
