@@ -340,6 +340,27 @@ def random_games(
                       zero_sum=zs)
 
 
+def random_policy(game, seed: int, pure_share: float = 0.3):
+    """A random :class:`cfrkit.Policy` for ``game`` (native, compiled or OpenSpiel).
+
+    Rows are normalised exponential draws at full precision, so a lossy round trip or a wrong
+    weighting shows; a ``pure_share`` of the rows are pure, so zero-reach subtrees occur.
+    """
+    import numpy as np
+
+    from cfrkit import Policy, compile_game
+
+    compiled = compile_game(game)
+    rng = np.random.default_rng(seed)
+    rows = {}
+    for key, info in compiled.infosets.items():
+        weights = rng.exponential(size=len(info.actions))
+        if rng.random() < pure_share:
+            weights = np.eye(len(info.actions))[rng.integers(len(info.actions))]
+        rows[key] = list(weights / weights.sum())
+    return Policy.from_dict(compiled, rows)
+
+
 def _self_test(count: int = 300) -> None:
     """Build many games and check the promised properties; prints a short size summary."""
     from reference import check_perfect_recall, infosets

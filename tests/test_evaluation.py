@@ -9,21 +9,9 @@ from cfrkit import Policy, compile_game
 from cfrkit.games import KuhnPoker, RockPaperScissors
 
 from spec_game import C, D, SpecGame, T
+from random_games import random_policy
 
 GAMES = {"rps": RockPaperScissors(), "kuhn2": KuhnPoker(), "kuhn3": KuhnPoker(players=3)}
-
-
-def random_policy(game, seed):
-    compiled = compile_game(game)
-    rng = np.random.default_rng(seed)
-    rows = {}
-    for key, info in compiled.infosets.items():
-        weights = rng.exponential(size=len(info.actions))
-        # sometimes a pure row, so zero-reach subtrees occur
-        if rng.random() < 0.3:
-            weights = np.eye(len(info.actions))[rng.integers(len(info.actions))]
-        rows[key] = dict(zip(info.actions, weights / weights.sum()))
-    return Policy.from_dict(compiled, rows)
 
 
 @settings(max_examples=40, deadline=None)

@@ -23,7 +23,9 @@ from cfrkit.openspiel import (  # noqa: E402
     to_tabular_policy,
 )
 
-# the three games of the issue, and a small liar's dice (deterministic turns, many actions)
+from random_games import random_policy  # noqa: E402
+
+# Kuhn (two and three players), Leduc, and a small liar's dice (deterministic turns, many actions)
 GAMES = ["kuhn_poker", "kuhn_poker(players=3)", "leduc_poker", "liars_dice(dice_sides=3)"]
 SIZES = {  # (histories of every kind, information sets), as OpenSpiel's own walk counts them
     "kuhn_poker": (58, 12),
@@ -41,18 +43,6 @@ def game(request):
 
 def _name(game: OpenSpielGame) -> str:
     return next(name for name in GAMES if pyspiel.load_game(name) == game.openspiel_game)
-
-
-def random_policy(game, seed: int) -> Policy:
-    """Dirichlet rows with some actions zeroed (the row's first action always kept)."""
-    compiled = compile_game(game)
-    rng = np.random.default_rng(seed)
-    rows = {}
-    for key, actions in zip(compiled.infoset_keys, compiled.infoset_actions):
-        row = rng.dirichlet(np.ones(len(actions)))
-        row[1:][rng.random(len(actions) - 1) < 0.3] = 0.0
-        rows[key] = row / row.sum()
-    return Policy.from_dict(compiled, rows)
 
 
 def openspiel_nash_conv(game: OpenSpielGame, policy: Policy) -> float:

@@ -15,6 +15,7 @@ from cfrkit.policy import Policy, load_policy
 from cfrkit.tree import compile_game
 
 from spec_game import D, SpecGame, T
+from random_games import random_policy
 
 NATIVE = {
     "rps": RockPaperScissors(),
@@ -22,19 +23,6 @@ NATIVE = {
     "kuhn3": KuhnPoker(players=3),
     "leduc": LeducPoker(),
 }
-
-
-def random_policy(game, seed: int) -> Policy:
-    """Full-precision random rows (some pure), so a lossy round trip would show."""
-    compiled = compile_game(game)
-    rng = np.random.default_rng(seed)
-    rows = {}
-    for key, info in compiled.infosets.items():
-        weights = rng.exponential(size=len(info.actions))
-        if rng.random() < 0.2:
-            weights = np.eye(len(info.actions))[rng.integers(len(info.actions))]
-        rows[key] = list(weights / weights.sum())
-    return Policy.from_dict(compiled, rows)
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
