@@ -109,6 +109,17 @@ def test_openspiel_games_by_name(tmp_path):
     assert "player 0" in done.stdout
 
 
+def test_a_big_openspiel_game_reports_its_compile_on_stderr(tmp_path):
+    # liar's dice has 294,883 histories, past the 10^5 from which the walk shows progress;
+    # OpenSpiel's own stderr is silenced while it loads the game, but not during the walk
+    pytest.importorskip("pyspiel")
+    done = run("solve", "openspiel:liars_dice", "--iterations", "1", cwd=tmp_path)
+    assert "compiling from_openspiel('liars_dice()')" in done.stderr
+    assert "295k nodes" in done.stderr
+    quiet = run("solve", "openspiel:liars_dice", "--iterations", "1", "--quiet", cwd=tmp_path)
+    assert quiet.stderr == ""
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

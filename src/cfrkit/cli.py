@@ -115,14 +115,16 @@ def _openspiel_game(name: str) -> Game:
     if not name.strip():
         raise UsageError("openspiel: needs a game name, e.g. openspiel:leduc_poker")
     try:
+        import pyspiel
+
         from .openspiel import from_openspiel
     except ImportError:
         raise UsageError("OpenSpiel games need the openspiel extra: pip install cfrkit[openspiel]") from None
     try:
         with _silenced_stderr():  # OpenSpiel's C++ prints its own copy of the error
-            return from_openspiel(name)
-    except ImportError:
-        raise UsageError("OpenSpiel games need the openspiel extra: pip install cfrkit[openspiel]") from None
+            loaded = pyspiel.load_game(name)
+        # the walk runs with stderr open: a big game shows its compile progress there
+        return from_openspiel(loaded)
     except (RuntimeError, ValueError, TypeError) as exc:
         # the first sentence says what is wrong (an unknown name lists every game after it)
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

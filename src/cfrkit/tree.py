@@ -253,8 +253,9 @@ class _WalkProgress:
                 self.wanted = False  # progress is an optional extra
                 return
             self.bar = tqdm(desc=f"compiling {self.game!r}", unit=" nodes", unit_scale=True,
-                            file=sys.stderr, mininterval=0.5)
-        self.bar.update(nodes - self.shown)
+                            file=sys.stderr, mininterval=0.5, initial=nodes)
+        else:
+            self.bar.update(nodes - self.shown)
         self.shown = nodes
 
     def close(self) -> None:
