@@ -152,11 +152,11 @@ def test_save_rejects_labels_it_cannot_write(tmp_path, label, shown):
     assert os.listdir(tmp_path) == ["policy.json"]  # no temporary file left behind
 
 
-def test_save_rejects_non_finite_probabilities(tmp_path):
+def test_non_finite_probabilities_never_reach_a_file(tmp_path):
     table = np.full(compile_game(KuhnPoker()).tree.num_action_slots, 0.5)
     table[0] = np.nan
-    with pytest.raises(ValueError, match=r"infoset 'J': probabilities \[nan, 0.5\] are not"):
-        Policy(KuhnPoker(), table).save(tmp_path / "policy.json")
+    with pytest.raises(ValueError, match=r"row 'J', action 'pass' has probability nan"):
+        Policy(KuhnPoker(), table).save(tmp_path / "policy.json")  # refused when built
     assert os.listdir(tmp_path) == []
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from ._kernels import best_response as _br
 from ._notice import compile_notice
 from .game import Game
-from .policy import Policy
+from .policy import Policy, check_policy_game
 from .tree import CompiledGame, compile_game
 
 __all__ = [
@@ -141,11 +141,17 @@ def warm_up_evaluation(game: Game | CompiledGame) -> None:
         evaluate(game, Policy.uniform(game))
 
 
-def _profile(compiled: CompiledGame, policy: Policy | Mapping) -> np.ndarray:
-    """The policy's slot probabilities followed by the chance probabilities, for the kernels."""
-    if not (isinstance(policy, Policy) and policy.game is compiled):
+def _profile(compiled: CompiledGame, policy: Policy | Mapping, caller: str) -> np.ndarray:
+    """The policy's slot probabilities followed by the chance probabilities, for the kernels.
+
+    A :class:`Policy` must belong to ``compiled`` or an equal compilation (same fingerprint):
+    its table is used slot by slot. Any other mapping goes through :meth:`Policy.from_dict`.
+    """
+    if isinstance(policy, Policy):
+        check_policy_game(caller, compiled, policy)
+    else:
         policy = Policy.from_dict(compiled, policy)
-    return np.concatenate([policy.table, compiled.tree.chance_prob])
+    return np.concatenate([policy._table, compiled.tree.chance_prob])
 
 
 def _response_order(compiled: CompiledGame, player: int) -> tuple[np.ndarray, int]:
@@ -177,10 +183,17 @@ def expected_values(game: Game | CompiledGame, policy: Policy | Mapping) -> np.n
     -------
     numpy.ndarray
         float64 array of shape ``(num_players,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``policy`` is a :class:`~cfrkit.Policy` of another game (an equal game compiled
+        separately is fine; ``policy.to_dict()`` is matched by infoset key instead), or a
+        mapping :meth:`~cfrkit.Policy.from_dict` rejects.
     """
     compiled = compile_game(game)
     with _announced():
-        return _values(compiled, _profile(compiled, policy))
+        return _values(compiled, _profile(compiled, policy, "expected_values"))
 
 
 def _values(compiled: CompiledGame, probs: np.ndarray) -> np.ndarray:
@@ -225,17 +238,36 @@ def best_response(
     BestResponse
         ``(value, policy)``: the best-response value and ``{infoset key: action}``;
         ``.as_policy()`` gives the whole profile with the response in it, as a ``Policy``.
+
+    Raises
+    ------
+    ValueError
+        If ``policy`` is a :class:`~cfrkit.Policy` of another game (an equal game compiled
+        separately is fine; ``policy.to_dict()`` is matched by infoset key instead), or a
+        mapping :meth:`~cfrkit.Policy.from_dict` rejects.
+        Also if ``player`` is not one of the game's players.
     """
     compiled = compile_game(game)
     player = _check_player(compiled, player)
     with _announced():
-        return _best_response(compiled, _profile(compiled, policy), player)
+        return _best_response(compiled, _profile(compiled, policy, "best_response"), player)
 
 
 def evaluate(game: Game | CompiledGame, policy: Policy | Mapping) -> Evaluation:
-    """Values, best-response values, per-player improvements and NashConv of ``policy``."""
-    compiled = compile_game(game)
-    probs = _profile(compiled, policy)
+    """Values, best-response values, per-player improvements and NashConv of ``policy``.
+
+    Raises
+    ------
+    ValueError
+        If ``policy`` is a :class:`~cfrkit.Policy` of another game (an equal game compiled
+        separately is fine; ``policy.to_dict()`` is matched by infoset key instead), or a
+        mapping :meth:`~cfrkit.Policy.from_dict` rejects.
+    """
+    return _evaluate(compile_game(game), policy, "evaluate")
+
+
+def _evaluate(compiled: CompiledGame, policy: Policy | Mapping, caller: str) -> Evaluation:
+    probs = _profile(compiled, policy, caller)
     with _announced():
         values = _values(compiled, probs)
         responses = np.array(
@@ -254,8 +286,16 @@ def evaluate(game: Game | CompiledGame, policy: Policy | Mapping) -> Evaluation:
 
 
 def nash_conv(game: Game | CompiledGame, policy: Policy | Mapping) -> float:
-    """``sum_i (u_i(BR_i, sigma_{-i}) - u_i(sigma))``: how far ``policy`` is from equilibrium."""
-    return evaluate(game, policy).nash_conv
+    """``sum_i (u_i(BR_i, sigma_{-i}) - u_i(sigma))``: how far ``policy`` is from equilibrium.
+
+    Raises
+    ------
+    ValueError
+        If ``policy`` is a :class:`~cfrkit.Policy` of another game (an equal game compiled
+        separately is fine; ``policy.to_dict()`` is matched by infoset key instead), or a
+        mapping :meth:`~cfrkit.Policy.from_dict` rejects.
+    """
+    return _evaluate(compile_game(game), policy, "nash_conv").nash_conv
 
 
 def exploitability(game: Game | CompiledGame, policy: Policy | Mapping) -> float:
@@ -264,7 +304,9 @@ def exploitability(game: Game | CompiledGame, policy: Policy | Mapping) -> float
     Raises
     ------
     ValueError
-        If the game does not have two players or is not zero-sum.
+        If the game does not have two players or is not zero-sum; if ``policy`` is a
+        :class:`~cfrkit.Policy` of another game (an equal game compiled separately is fine), or
+        a mapping :meth:`~cfrkit.Policy.from_dict` rejects.
     """
     compiled = compile_game(game)
     if compiled.num_players != 2 or not compiled.zero_sum:
@@ -273,4 +315,4 @@ def exploitability(game: Game | CompiledGame, policy: Policy | Mapping) -> float
             f"{compiled.num_players} players and is {'' if compiled.zero_sum else 'not '}"
             "zero-sum (use nash_conv)"
         )
-    return evaluate(compiled, policy).nash_conv / 2
+    return _evaluate(compiled, policy, "exploitability").nash_conv / 2

@@ -37,20 +37,65 @@ class Policy(Mapping):
 
     Build one with :meth:`uniform`, :meth:`from_dict`, :func:`load_policy`, or from a trainer
     (``trainer.average_policy()``). ``str(policy)`` is :meth:`format_table`.
+
+    Parameters
+    ----------
+    game : Game or CompiledGame
+        The game the policy belongs to.
+    table : array_like
+        One probability per action slot of the compiled game (infoset ``I`` owns the slots
+        ``tree.infoset_first_slot[I]`` onwards, one per action, in the game's order). It is
+        copied.
+    normalise : bool, optional
+        Divide each infoset's row by its sum first (default ``False``). A row summing to 0 is
+        an error, not made uniform: no strategy is implied by it.
+
+    Raises
+    ------
+    ValueError
+        Naming the infoset key (and action) and the value, if ``table`` does not hold real
+        numbers of the right shape, an entry is negative or not finite, or an infoset's row
+        does not sum to 1 within 1e-9 (the sum is ``math.fsum`` of the row, as in
+        :meth:`from_dict`); with ``normalise=True``, if a row sums to 0 or overflows.
     """
 
     __slots__ = ("_game", "_table")
 
-    def __init__(self, game: Game | CompiledGame, table: np.ndarray) -> None:
+    def __init__(
+        self, game: Game | CompiledGame, table: np.ndarray, *, normalise: bool = False
+    ) -> None:
         compiled = compile_game(game)
-        table = np.array(table, dtype=np.float64)  # always a private copy
-        if table.shape != (compiled.tree.num_action_slots,):
-            raise ValueError(
-                f"table must have shape ({compiled.tree.num_action_slots},), got {table.shape}"
-            )
-        table.setflags(write=False)
-        self._game = compiled
-        self._table = table
+        if not isinstance(normalise, (bool, np.bool_)):
+            raise ValueError(f"Policy: normalise must be a bool, got {normalise!r}")
+        try:
+            given = np.asarray(table)
+        except (TypeError, ValueError):  # ragged or otherwise not an array
+            raise ValueError("Policy: table must be an array of numbers") from None
+        if given.dtype.kind not in "biuf":  # np.float64() would parse strings, call float()
+            raise ValueError(f"Policy: table must hold real numbers, not {given.dtype}")
+        size = compiled.tree.num_action_slots
+        if given.shape != (size,):
+            raise ValueError(f"Policy: table must have shape ({size},), got {given.shape}")
+        # the data lives in an immutable bytes object (a copy, checked after copying): an array
+        # over it can never be made writable, as an array owning its data could be, and .table
+        # hands out fresh arrays over it, so no caller holds the array this policy reads
+        private = _frozen(np.ascontiguousarray(given, dtype=np.float64))
+        _check_entries(compiled, private)
+        if normalise:
+            private = _frozen(_normalised(compiled, private))
+        _check_sums(compiled, private)
+        object.__setattr__(self, "_game", compiled)
+        object.__setattr__(self, "_table", private)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Policy is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Policy is immutable")
+
+    def __reduce__(self) -> tuple:
+        # pickle and copy rebuild through __init__ (validated, with a fresh private buffer)
+        return (type(self), (self._game, self.table))
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -103,8 +148,12 @@ class Policy(Mapping):
 
     @property
     def table(self) -> np.ndarray:
-        """The probabilities over the game's action slots (read-only float64 array)."""
-        return self._table
+        """The probabilities over the game's action slots (read-only float64 array).
+
+        Each access returns a new array over the policy's immutable buffer: it cannot be made
+        writable, and changing its shape or dtype leaves the policy as it is.
+        """
+        return np.frombuffer(self._table.base, dtype=np.float64)
 
     def __getitem__(self, key: str) -> Mapping[Hashable, float]:
         infoset = self._game.key_index[key]
@@ -306,6 +355,108 @@ class Policy(Mapping):
             lines.append('  "infosets": []')
         lines.append("}")
         return "\n".join(lines) + "\n"
+
+
+def _frozen(values: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``values`` whose base is an immutable ``bytes`` object."""
+    return np.frombuffer(values.tobytes(), dtype=np.float64)
+
+
+def _short(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters so error messages stay short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _slot_name(compiled: CompiledGame, slot: int) -> str:
+    """``row 'key', action 'label'`` for a decision slot."""
+    infoset = int(compiled.tree.slot_infoset[slot])
+    position = slot - int(compiled.tree.infoset_first_slot[infoset])
+    action = compiled.infoset_actions[infoset][position]
+    return f"row {_short(compiled.infoset_keys[infoset])}, action {_short(action, 40)}"
+
+
+def _check_entries(compiled: CompiledGame, table: np.ndarray) -> None:
+    """Every entry finite and non-negative, else a ValueError naming the first bad one."""
+    bad = ~np.isfinite(table) | (table < 0.0)  # NaN fails isfinite (NaN < 0 is False)
+    if bad.any():
+        slot = int(np.argmax(bad))
+        value = float(table[slot])
+        raise ValueError(
+            f"Policy: {_slot_name(compiled, slot)} has probability {value!r}; probabilities "
+            "must be finite and non-negative"
+        )
+
+
+def _row_sums(compiled: CompiledGame, table: np.ndarray) -> np.ndarray:
+    """Each infoset's row sum (every infoset has at least one action, so the starts rise)."""
+    tree = compiled.tree
+    if not tree.infoset_first_slot.size:
+        return np.zeros(0)
+    with np.errstate(over="ignore"):  # a row of huge entries sums to inf: reported as such
+        return np.add.reduceat(table, tree.infoset_first_slot)
+
+
+def _row(compiled: CompiledGame, table: np.ndarray, infoset: int) -> np.ndarray:
+    start = int(compiled.tree.infoset_first_slot[infoset])
+    return table[start : start + int(compiled.tree.infoset_num_actions[infoset])]
+
+
+def _fsum(values: np.ndarray) -> float:
+    try:
+        return math.fsum(values.tolist())
+    except OverflowError:  # finite entries whose sum overflows
+        return math.inf
+
+
+def _normalised(compiled: CompiledGame, table: np.ndarray) -> np.ndarray:
+    """``table`` with each row divided by its sum (entries already checked)."""
+    sums = _row_sums(compiled, table)
+    bad = ~(np.isfinite(sums) & (sums > 0.0))
+    if bad.any():
+        infoset = int(np.argmax(bad))
+        total = _fsum(_row(compiled, table, infoset))
+        raise ValueError(
+            f"Policy: row {_short(compiled.infoset_keys[infoset])} sums to {total!r}; "
+            "cannot rescale it to 1"
+        )
+    return table / np.repeat(sums, compiled.tree.infoset_num_actions)
+
+
+def _check_sums(compiled: CompiledGame, table: np.ndarray) -> None:
+    """Every row sums to 1 within ``_ROW_TOLERANCE``, else a ValueError naming the first that
+    does not.
+
+    The rule is on the exact sum (``math.fsum``), as in :meth:`Policy.from_dict`, so both accept
+    the same rows. The vectorised float sums only pick the suspects, rows within a rounding
+    bound (2 eps per term, generous for non-negative terms) of failing; only those are summed
+    again exactly, and a valid row away from the boundary is never one.
+    """
+    sums = _row_sums(compiled, table)
+    rounding = compiled.tree.infoset_num_actions * (2.0 * np.finfo(np.float64).eps) * sums
+    suspects = ~(np.abs(sums - 1.0) <= _ROW_TOLERANCE - rounding)  # NaN-proof: inf rows too
+    for infoset in np.flatnonzero(suspects).tolist():
+        total = _fsum(_row(compiled, table, infoset))
+        if not abs(total - 1.0) <= _ROW_TOLERANCE:
+            raise ValueError(
+                f"Policy: row {_short(compiled.infoset_keys[infoset])} sums to {total!r}, not 1 "
+                f"(tolerance {_ROW_TOLERANCE:g}); pass normalise=True to rescale"
+            )
+
+
+def check_policy_game(caller: str, compiled: CompiledGame, policy: Policy) -> None:
+    """Raise a ValueError unless ``policy`` belongs to ``compiled``.
+
+    The same compiled object, or another compilation with the same
+    :attr:`~cfrkit.tree.CompiledGame.fingerprint` (its arrays line up slot for slot).
+    """
+    other = policy.game
+    if other is compiled or other.fingerprint == compiled.fingerprint:
+        return
+    mine, theirs = _short(compiled.game), _short(other.game)
+    if repr(compiled.game) == repr(other.game):  # say what differs when the names do not
+        raise ValueError(f"{caller}: the policy belongs to another game with the repr {mine}")
+    raise ValueError(f"{caller}: the policy belongs to {theirs}, not {mine}")
 
 
 def load_policy(path: str | os.PathLike[str], game: Game | CompiledGame) -> Policy:
