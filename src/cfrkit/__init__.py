@@ -4,6 +4,9 @@ Describe a game with :class:`Game` / :class:`History`, train with a trainer such
 :class:`VanillaCFR`, and measure the result with :func:`evaluate`.
 """
 
+# first, before any kernel is decorated: lets numba cache the kernels in a temporary directory
+# where it finds no writable cache directory (a read-only install)
+from . import _numba_cache  # noqa: F401
 from .checkpoint import CheckpointError, load_trainer
 from .evaluation import (
     BestResponse,

@@ -30,9 +30,13 @@ def compile_notice(what: str) -> Iterator[None]:
     spoke = threading.Event()
 
     def speak() -> None:
+        from . import _numba_cache
+
         spoke.set()
-        print(f"cfrkit: compiling {what} for first use (a few seconds; numba caches them "
-              "for later runs) ...", file=sys.stderr, flush=True)
+        kept = ("kept for this process only: numba has nowhere to cache them"
+                if _numba_cache._directory is not None else "numba caches them for later runs")
+        print(f"cfrkit: compiling {what} for first use (a few seconds; {kept}) ...",
+              file=sys.stderr, flush=True)
 
     timer = threading.Timer(_AFTER_SECONDS, speak)
     timer.daemon = True
