@@ -286,8 +286,8 @@ class _BadSchedule(RegretRule):
 @pytest.mark.parametrize(
     "row, message",
     [
-        ([0.0, 1.0, 1.0], "discounts must lie in \\(0, 1\\]"),
-        ([1.0, 1.5, 1.0], "discounts must lie in \\(0, 1\\]"),
+        ([0.0, 1.0, 1.0], "discounts must lie in \\[2\\*\\*-1022, 1\\]"),
+        ([1.0, 1.5, 1.0], "discounts must lie in \\[2\\*\\*-1022, 1\\]"),
         ([1.0, 1.0, -1.0], "average weights must be finite and >= 0"),
         ([1.0, 1.0, math.nan], "average weights must be finite and >= 0"),
     ],

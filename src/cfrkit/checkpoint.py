@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .game import Game
-from .rules import RegretRule
+from .rules import RegretRule, iteration_limit
 from .state import Scratch, TrainerState
 from .tree import CompiledGame, compile_game
 
@@ -104,9 +104,18 @@ def load_trainer(
     ------
     CheckpointError
         The file is missing, is not a cfrkit checkpoint, is truncated or corrupted, has another
-        format version, was made for another game, or needs ``rule=``.
+        format version, was made for another game, needs ``rule=``, or claims an iteration past
+        the trainer's limit (:data:`cfrkit.limits.MAX_ITERATIONS`, or its rule's; see
+        :meth:`Trainer.iterate <cfrkit.trainers.Trainer.iterate>`).
+
+    Notes
+    -----
+    A chance-sampled checkpoint written before seeds were limited to ``[0, 2**64)`` may hold a
+    larger seed (the old default drew 128 bits); it loads with the seed's low 64 bits, the only
+    ones its random stream was ever seeded from.
     """
     from . import trainers
+    from .trainers.base import short_repr
 
     name = os.fspath(path)
     metadata, arrays = _read(name)
@@ -122,6 +131,12 @@ def load_trainer(
     arguments = dict(metadata["arguments"])
     if "rule" in arguments:
         arguments["rule"] = _rule(name, metadata["rule"], rule)
+    seed = arguments.get("seed")
+    if type(seed) is int and seed >= 2**64:
+        # written before seeds were limited to [0, 2**64) (the default drew 128 bits): the
+        # stream was seeded from the low 64 bits, which name it exactly (and it is restored
+        # from the saved state anyway)
+        arguments["seed"] = seed & (2**64 - 1)
     try:
         trainer = cls(compiled, **arguments)
     except (TypeError, ValueError) as exc:
@@ -129,8 +144,12 @@ def load_trainer(
     _fill(name, "state", trainer._state, TrainerState._fields, arrays)
     _fill(name, "scratch", trainer._scratch, trainer._persistent_scratch(), arrays)
     iteration, touched = metadata.get("iteration"), metadata.get("nodes_touched")
-    if not (isinstance(iteration, int) and iteration >= 0 and isinstance(touched, int)):
-        raise CheckpointError(f"{name}: bad iteration count {iteration!r}")
+    # type() is int: JSON true/false would pass isinstance(..., int)
+    if not (type(iteration) is int and iteration >= 0 and type(touched) is int and touched >= 0):
+        raise CheckpointError(f"{name}: bad iteration count {short_repr(iteration)}")
+    limit, reason = iteration_limit(trainer.rule)
+    if iteration > limit:  # no trainer could have saved it, and continuing would overflow
+        raise CheckpointError(f"{name}: iteration {short_repr(iteration)} is past the limit: {reason}")
     trainer._iteration = iteration
     trainer._nodes_touched = touched
     tree = compiled.tree

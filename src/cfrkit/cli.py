@@ -40,6 +40,8 @@ from .trainers import (
     PrunedCFR,
     VanillaCFR,
 )
+from .trainers.base import short_repr
+from .trainers.sampled import MAX_SEED
 from .tree import compile_game
 
 __all__ = ["main"]
@@ -159,6 +161,14 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    # ChanceSampledCFR refuses seeds outside [0, 2**64): say so here, in argparse's one line
+    value = _non_negative_int(text)
+    if value >= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"expected a whole number below 2**64, got {short_repr(text)}")
+    return value
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -195,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--iterations", type=_non_negative_int, help="iterations to run (more, with --resume)")
     solve.add_argument("--target", type=_positive_float, help="stop at this NashConv of the average policy")
     solve.add_argument("--time-limit", type=_positive_float, metavar="S", help="stop after S seconds")
-    solve.add_argument("--seed", type=_non_negative_int, help="seed of the chance-sampled trainer")
+    solve.add_argument("--seed", type=_seed, help="seed of the chance-sampled trainer, 0 to 2**64 - 1")
     solve.add_argument("--checkpoint", metavar="FILE", help="save the trainer here at the end and on Ctrl-C")
     solve.add_argument("--resume", metavar="FILE", help="continue from a checkpoint")
     solve.add_argument("--policy-out", metavar="FILE", help="write the average policy as JSON")
@@ -251,6 +261,11 @@ def _solve(args) -> int:
     except GameError as exc:
         raise UsageError(f"game {args.game!r}: {exc}") from None
     trainer = _trainer(args, compiled)
+    if args.iterations is not None:
+        try:  # a trainer runs at most 2**53 iterations in all (fewer under some rules)
+            trainer._check_room(f"--iterations {short_repr(args.iterations)}", args.iterations)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     limits = dict(target_nash_conv=args.target, max_iterations=args.iterations,
                   time_limit=args.time_limit)
     if all(v is None for v in limits.values()):

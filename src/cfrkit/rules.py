@@ -57,7 +57,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .limits import MAX_ITERATIONS
+
 __all__ = ["RegretRule"]
+
+# The average weights of a run add up in the strategy sums (times an own reach <= 1 and, with
+# chance sampling, an infoset's visit count, < 2^63): keeping sum_t w_t below 2^960 leaves that
+# factor and more below float64's overflow at 2^1024.
+_WEIGHT_SUM_LOG2 = 960
+# A custom schedule's weights, each at most 2^960 / MAX_ITERATIONS: no run can overflow the sum.
+_MAX_CUSTOM_WEIGHT = 2.0**907
+# The smallest discount: lazily discounting trainers keep the running products of discounts as
+# frexp pairs (mantissa in [0.5, 1), int64 exponent), which a product of 0 would turn into 0/0,
+# and which a discount below 2^-1022 could round to 0. 2^53 iterations of >= 2^-1022 also keep
+# the int64 exponent above -2^63.
+_MIN_DISCOUNT = 2.0**-1022
+_MIN_DISCOUNT_LOG2 = -1021  # the presets' bound on t^alpha (alpha < 0), a margin below that
 
 
 def _exponent(name: str, value: object, *, optional: bool, minimum: float | None) -> float | None:
@@ -76,7 +91,14 @@ def _exponent(name: str, value: object, *, optional: bool, minimum: float | None
 
 
 def _discount(t: np.ndarray, exponent: float | None) -> np.ndarray:
-    """``t^e / (t^e + 1)``, written as OpenSpiel writes it; 1 where ``t^e`` overflows."""
+    """``t^e / (t^e + 1)``, written as OpenSpiel writes it; 1 where ``t^e`` overflows.
+
+    Never NaN: ``t^e`` is in ``[0, inf]``, and inf (where ``1 / (1 + t^-e)`` is 1 in float64
+    too) is replaced. The equivalent ``1 / (1 + t^-e)`` is not used because it differs from
+    this form by an ulp on about half the iterations, and runs stay bit-identical this way.
+    A negative ``e`` makes ``t^e`` underflow to 0 for large ``t``; :func:`iteration_limit`
+    stops runs before that.
+    """
     if exponent is None:
         return np.ones_like(t)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -100,15 +122,36 @@ class RegretRule:
         Tammelin 2014).
     alpha : float or None
         Discount exponent of positive cumulative regrets; ``None`` (default): no discount.
+        Any finite value; below -19, runs are capped (see *Limits*).
     beta : float or None
         Discount exponent of the other cumulative regrets; ``None``: no discount. Meaningless
-        with ``floor`` (no negative regret survives), so it must stay ``None`` there.
+        with ``floor`` (no negative regret survives), so it must stay ``None`` there. Any
+        finite value; below -19, runs are capped (see *Limits*).
     gamma : float
         The iterate of iteration ``t`` weighs ``t^gamma`` in the average strategy: 0 uniform
-        (vanilla), 1 linear (CFR+), 2 quadratic (DCFR, PCFR+). Must be >= 0.
+        (vanilla), 1 linear (CFR+), 2 quadratic (DCFR, PCFR+). Must be >= 0; above 17, runs
+        are capped (see *Limits*).
     predictive : bool
         Regret matching on the cumulative regret plus the prediction ``r^t`` (the last
         instantaneous regret), as predictive regret matching+ does (Farina et al. 2021).
+
+    Notes
+    -----
+    *Limits.* A trainer runs at most :data:`cfrkit.limits.MAX_ITERATIONS` (2^53) iterations
+    in all, and fewer where the rule's numbers would leave float64 before that;
+    :meth:`Trainer.iterate <cfrkit.trainers.Trainer.iterate>` refuses, with a ValueError
+    naming the exponent, a run that would go past the cap, before running anything:
+
+    - ``gamma``: the strategy sums add up ``sum_t t^gamma <= T^(gamma + 1)``, kept below
+      2^960, so ``T <= 2^(960 / (gamma + 1))``; no cap up to ``gamma = 17`` (the published
+      rules use at most 5), about 1.1e7 iterations at ``gamma = 40``.
+    - ``alpha``, ``beta`` < 0: the discount ``t^alpha / (t^alpha + 1)`` must not underflow to
+      0 (it would erase the regrets, and the pruned and sampled trainers cannot track it), so
+      ``T <= 2^(1021 / |alpha|)``; no cap down to -19. Positive exponents of any size are
+      safe: the discount tends to 1.
+
+    A subclass overriding :meth:`schedule` is checked per block instead: discounts in
+    ``[2^-1022, 1]``, weights in ``[0, 2^907]`` (2^53 of them cannot overflow a sum).
 
     Examples
     --------
@@ -199,7 +242,8 @@ class RegretRule:
         numpy.ndarray
             float64 ``(len(iterations), 3)``: ``d_+(t)``, ``d_-(t)`` (each in ``(0, 1]``) and
             the average weight ``t^gamma`` (finite, >= 0). Override this in a subclass to use
-            other schedules; the trainers check the ranges.
+            other schedules; the trainers check the ranges (a subclass's discounts must lie in
+            ``[2^-1022, 1]`` and its weights in ``[0, 2^907]``).
         """
         t = np.asarray(iterations, dtype=np.float64)
         factors = np.empty((t.shape[0], 3))
@@ -232,11 +276,53 @@ def kernel_schedule(rule: RegretRule, first: int, count: int) -> np.ndarray:
     factors = np.ascontiguousarray(given.T)
     discounts, weights = factors[:2], factors[2]
     # reductions, not element-wise masks: NaN fails every comparison below
-    if not (discounts.min() > 0.0 and discounts.max() <= 1.0):
+    if not (discounts.min() >= _MIN_DISCOUNT and discounts.max() <= 1.0):
         raise ValueError(
-            f"{name}.schedule(): discounts must lie in (0, 1] (use floor=True to reset "
+            f"{name}.schedule(): discounts must lie in [2**-1022, 1] (use floor=True to reset "
             "negative regrets)"
         )
-    if not (weights.min() >= 0.0 and math.isfinite(weights.sum())):
-        raise ValueError(f"{name}.schedule(): average weights must be finite and >= 0")
+    # each weight at most 2^907: the strategy sums of 2^53 iterations then stay finite
+    if not (weights.min() >= 0.0 and weights.max() <= _MAX_CUSTOM_WEIGHT):
+        raise ValueError(
+            f"{name}.schedule(): average weights must be finite and >= 0, at most 2**907 "
+            "(rescale them: the average ignores a common factor)"
+        )
     return factors
+
+
+def iteration_limit(rule: RegretRule) -> tuple[int, str]:
+    """The most iterations a trainer with ``rule`` runs in all, and the reason as a phrase.
+
+    :data:`~cfrkit.limits.MAX_ITERATIONS`, or fewer where the presets' formulas would leave
+    float64 first (see :class:`RegretRule`, *Limits*): ``T^(gamma + 1)``, a bound on the sum
+    of the average weights, must stay below 2^960, and for a negative ``alpha`` or ``beta``,
+    ``t^alpha`` must stay above 2^-1021 so the discount never rounds to 0. A subclass with its
+    own :meth:`RegretRule.schedule` has its factors checked per block instead.
+
+    Returns
+    -------
+    tuple of (int, str)
+        The limit (at least 1) and a phrase for error messages, e.g. ``"a trainer runs at most
+        2**53 iterations in all (9007199254740992)"``.
+    """
+    limit = MAX_ITERATIONS
+    reason = f"a trainer runs at most 2**53 iterations in all ({MAX_ITERATIONS})"
+    if type(rule).schedule is not RegretRule.schedule:
+        return limit, reason
+    # (log2 of the cap on T, the parameter, what would happen beyond it)
+    caps = []
+    if rule.gamma > 0.0:
+        caps.append((_WEIGHT_SUM_LOG2 / (rule.gamma + 1.0), f"gamma={rule.gamma:g}",
+                     f"the sum of the average weights t^{rule.gamma:g} would overflow float64"))
+    for name in ("alpha", "beta"):
+        exponent = getattr(rule, name)
+        if exponent is not None and exponent < 0.0:
+            caps.append((-_MIN_DISCOUNT_LOG2 / -exponent, f"{name}={exponent:g}",
+                         f"the discount t^{exponent:g} / (t^{exponent:g} + 1) would underflow to 0"))
+    for log2_cap, parameter, beyond in caps:
+        if log2_cap < 53.0:  # else no cap below 2^53 (and 2.0**log2_cap might overflow)
+            cap = max(1, math.floor(2.0**log2_cap))
+            if cap < limit:
+                limit = cap
+                reason = f"with {parameter} a trainer runs at most {cap} iterations in all ({beyond} beyond)"
+    return limit, reason

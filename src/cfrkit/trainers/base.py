@@ -22,9 +22,9 @@ from .._kernels.update import synced_regrets
 from .._notice import compile_notice
 from ..game import Game, InfoSet
 from ..evaluation import evaluate, warm_up_evaluation
-from ..policy import Policy, policy_rows
+from ..policy import Policy, check_policy_game, policy_rows
 from ..record import SolveRecord
-from ..rules import RegretRule, kernel_schedule
+from ..rules import RegretRule, iteration_limit, kernel_schedule
 from ..state import Scratch, TrainerState, new_scratch, new_state
 from ..statics import Statics, statics_for
 from ..tree import CompiledGame, compile_game
@@ -65,7 +65,8 @@ class Trainer(abc.ABC):
         ``{infoset key: {action: probability}}`` (or a sequence of probabilities in action
         order) for infosets whose strategy is held fixed -- node locking. The other infosets
         learn a best reply to them; the fixed rows appear unchanged in every policy the trainer
-        returns.
+        returns. A :class:`Policy` must belong to this game (or an equal compilation of it),
+        else ``ValueError``.
 
     Attributes
     ----------
@@ -95,6 +96,8 @@ class Trainer(abc.ABC):
         # the current strategy over the decision slots, then the (constant) chance slots
         probs = np.concatenate([Policy.uniform(self.game).table, tree.chance_prob])
         locked = np.zeros(self.game.num_infosets, dtype=np.bool_)
+        if isinstance(fixed, Policy):  # as in evaluation: not matched by key across games
+            check_policy_game("fixed", self.game, fixed)
         self._fixed_rows = {} if fixed is None else policy_rows(self.game, fixed)
         for infoset, row in self._fixed_rows.items():
             start = tree.infoset_first_slot[infoset]
@@ -165,9 +168,20 @@ class Trainer(abc.ABC):
         kernel call per block). Ctrl-C is honoured at the end of the block it arrives in:
         :attr:`iteration` then counts exactly the iterations whose updates are in the arrays,
         the trainer keeps working, and the KeyboardInterrupt propagates.
+
+        A trainer runs at most :data:`cfrkit.limits.MAX_ITERATIONS` (2^53) iterations in all,
+        fewer under a rule whose weights or discounts would leave float64 first (see
+        :class:`~cfrkit.rules.RegretRule`, *Limits*).
+
+        Raises
+        ------
+        ValueError
+            If ``n`` is not a non-negative integer, or ``iteration + n`` is past the limit
+            (checked before anything runs).
         """
         if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"n must be a non-negative integer, got {n!r}")
+            raise ValueError(f"n must be a non-negative integer, got {short_repr(n)}")
+        self._check_room(f"iterate(n={short_repr(n)})", int(n))
         remaining = int(n)
         with interruptible():
             if remaining and not self._warm:
@@ -187,6 +201,12 @@ class Trainer(abc.ABC):
                 elif elapsed > 2 * _BLOCK_SECONDS and self._block > 1:
                     self._block //= 2
         return self
+
+    def _check_room(self, what: str, n: int) -> None:
+        """A ValueError starting with ``what`` if ``n`` more iterations go past the limit."""
+        limit, reason = iteration_limit(self._rule)
+        if self._iteration + n > limit:
+            raise ValueError(f"{what}: {reason}; this one is at {self._iteration}")
 
     def _warm_up(self) -> None:
         """Compile (or load) this trainer's kernels with an empty block: no iteration runs, so
@@ -220,7 +240,9 @@ class Trainer(abc.ABC):
             Stop once the average policy's NashConv is at most this (exploitability is half of
             it in two-player zero-sum games).
         max_iterations : int, optional
-            Stop after this many more iterations.
+            Stop after this many more iterations. ``iteration + max_iterations`` must not pass
+            the trainer's limit (2^53 in all, fewer under some rules: see :meth:`iterate`);
+            without it, a run that reaches the limit stops there, as ``"max_iterations"``.
         time_limit : float, optional
             Stop once this many seconds have passed (checked between chunks; a chunk is sized
             not to overrun it).
@@ -250,7 +272,12 @@ class Trainer(abc.ABC):
             isinstance(max_iterations, (bool, np.bool_))
             or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 0
         ):
-            raise ValueError(f"max_iterations must be a non-negative integer, got {max_iterations!r}")
+            raise ValueError(
+                f"max_iterations must be a non-negative integer, got {short_repr(max_iterations)}"
+            )
+        if max_iterations is not None:
+            self._check_room(f"solve(max_iterations={short_repr(max_iterations)})",
+                             int(max_iterations))
         if target is None and max_iterations is None and limit is None:
             raise ValueError("solve() needs target_nash_conv, max_iterations or time_limit")
         progress = check_bool("progress", progress)
@@ -367,6 +394,12 @@ def check_bool(name: str, value: object) -> bool:
     return bool(value)
 
 
+def short_repr(value: object, limit: int = 40) -> str:
+    """``repr(value)``, cut in the middle past ``limit`` characters (huge ints in messages)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit // 2]}...{text[-8:]}"
+
+
 def _optional_positive(name: str, value: object) -> float | None:
     """``value`` as a positive finite float, ``None`` as it is, else a ValueError."""
     if value is None:
@@ -416,6 +449,7 @@ class _SolveRun:
         self.start = time.perf_counter()
         self.first_iteration = trainer.iteration
         self.first_touched = trainer.nodes_touched
+        self.iteration_limit = iteration_limit(trainer.rule)[0]  # a run without a budget stops there
         compiled = trainer.game
         self.evaluation_visits = (
             self._EVALUATION_VISITS_PER_NODE * (compiled.num_players + 1) * compiled.num_nodes
@@ -449,6 +483,7 @@ class _SolveRun:
                 chunk = min(chunk, max(1, int(done / self.training * left)))
         if self.max_iterations is not None:
             chunk = min(chunk, self.max_iterations - done)
+        chunk = min(chunk, self.iteration_limit - self.trainer.iteration)
         return max(chunk, 1)
 
     def train(self, n: int) -> None:
@@ -473,7 +508,9 @@ class _SolveRun:
             self.bar.set_postfix_str(f"NashConv {nash_conv:.3g}", refresh=False)
         if self.target is not None and nash_conv <= self.target:
             self.stopped = "target"
-        elif self.max_iterations is not None and self.done() >= self.max_iterations:
+        elif (self.max_iterations is not None and self.done() >= self.max_iterations) or (
+            self.trainer.iteration >= self.iteration_limit
+        ):
             self.stopped = "max_iterations"
         elif self.time_limit is not None and self.seconds[-1] >= self.time_limit:
             self.stopped = "time_limit"

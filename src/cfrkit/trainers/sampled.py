@@ -12,9 +12,12 @@ from ..game import Game
 from ..policy import Policy
 from ..rules import RegretRule
 from ..tree import CompiledGame
-from .base import Buffers, Trainer, check_bool
+from .base import Buffers, Trainer, check_bool, short_repr
 
 __all__ = ["ChanceSampledCFR"]
+
+#: Seeds are integers in ``[0, MAX_SEED)``: splitmix64 seeding reads 64 bits.
+MAX_SEED = 2**64
 
 
 class ChanceSampledCFR(Trainer):
@@ -53,8 +56,10 @@ class ChanceSampledCFR(Trainer):
         The game to solve.
     seed : int, optional
         Seed of the trainer's own random stream (xoshiro256**): the same seed gives
-        bit-identical results. ``None`` (default) draws one from the operating system; the seed
-        used is kept in :attr:`seed`.
+        bit-identical results. An integer in ``[0, 2**64)`` (numpy integers too): the stream's
+        seeding reads 64 bits, so a larger seed would silently repeat a smaller one's stream
+        and is refused. ``None`` (default) draws a 64-bit seed from the operating system; the
+        seed used is kept in :attr:`seed`.
     rule : RegretRule, optional
         The regret rule (default: vanilla).
     alternating : bool, optional
@@ -76,9 +81,14 @@ class ChanceSampledCFR(Trainer):
         fixed: Policy | Mapping | None = None,
     ) -> None:
         if seed is None:
-            seed = int(np.random.SeedSequence().entropy)
-        elif isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+            # 64 bits of OS entropy (SeedSequence().entropy has 128, which seed_state would
+            # truncate, and which a checkpoint could not be rebuilt from)
+            seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        elif (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))
+              or not 0 <= int(seed) < MAX_SEED):
+            raise ValueError(
+                f"seed must be an integer in [0, 2**64) or None, got {short_repr(seed)}"
+            )
         self._seed = int(seed)
         self._sample_per_player = check_bool("sample_per_player", sample_per_player)
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
@@ -86,7 +96,7 @@ class ChanceSampledCFR(Trainer):
 
     @property
     def seed(self) -> int:
-        """The seed of the trainer's random stream (fixed at construction)."""
+        """The seed of the trainer's random stream, in ``[0, 2**64)`` (fixed at construction)."""
         return self._seed
 
     @property
