@@ -140,7 +140,7 @@ def test_imperfect_recall_of_an_infoset_visited_twice():
 
 def test_non_finite_utilities():
     game = SpecGame(D(0, "k", ("x", T(0, 0)), ("y", T(math.nan, 0))))
-    _raises(game, "not all finite", "history ['y']")
+    _raises(game, "not a finite number", "history ['y']")
 
 
 def test_wrong_number_of_utilities():

@@ -1,0 +1,71 @@
+"""Zero-sum detection judges each terminal against its own payoffs: tiny payoffs are not
+zero-sum by default, rounding in large ones is forgiven."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import cfrkit
+from cfrkit import compile_game
+from cfrkit.games import MatrixGame
+
+from spec_game import D, SpecGame, T
+
+
+def matrix(row, column=None) -> MatrixGame:
+    return MatrixGame("m", ("a", "b"), row, column)
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e-300, 1e-3, 1.0, 1e150, 5e199])
+def test_zero_sum_games_at_any_scale_are_zero_sum(scale):
+    game = matrix(scale * np.array([[1.0, -1.0], [-0.5, 2.0]]))
+    assert compile_game(game).zero_sum
+    assert cfrkit.exploitability(game, cfrkit.Policy.uniform(game)) > 0
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e-9, 1e-300, 1.0])
+def test_a_coordination_game_with_tiny_payoffs_is_not_zero_sum(scale):
+    # the old tolerance was absolute below 1: payoffs of 1e-12 made any game "zero-sum"
+    game = matrix(scale * np.eye(2), scale * np.eye(2))
+    assert not compile_game(game).zero_sum
+    with pytest.raises(ValueError, match="two-player zero-sum"):
+        cfrkit.exploitability(game, cfrkit.Policy.uniform(game))
+
+
+def test_each_terminal_is_judged_on_its_own_payoffs():
+    # large zero-sum payoffs elsewhere do not excuse a small terminal that is not zero-sum
+    game = SpecGame(D(0, "k", ("big", T(1e6, -1e6)), ("small", T(1e-4, 1e-4))))
+    assert not compile_game(game).zero_sum
+
+
+def test_rounding_in_computed_payoffs_is_forgiven():
+    pot = 1000.1
+    game = SpecGame(D(0, "k", ("x", T(pot - 1000.0, 1000.0 - pot)),
+                         ("y", T(0.1 + 0.2, -0.3)), ("z", T(0.0, 0.0))))
+    assert compile_game(game).zero_sum
+
+
+def test_constant_sum_is_not_zero_sum():
+    game = matrix([[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [1.0, 0.0]])  # sums to 1 everywhere
+    assert not compile_game(game).zero_sum
+
+
+def test_three_players_summing_to_zero_are_zero_sum():
+    game = SpecGame(D(0, "k", ("x", T(1e-10, 2e-10, -3e-10)), ("y", T(5.0, -2.5, -2.5))),
+                    num_players=3)
+    assert compile_game(game).zero_sum
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-300, 190), st.lists(st.floats(-1, 1, allow_subnormal=False), min_size=4,
+                                        max_size=4), st.floats(1e-6, 1.0))
+def test_scaling_never_changes_the_verdict(exponent, entries, mismatch):
+    scale = 10.0 ** exponent
+    row = scale * np.array(entries).reshape(2, 2)
+    assert compile_game(matrix(row)).zero_sum
+    # player 1 loses a share `mismatch` less than player 0 wins somewhere: not zero-sum
+    column = -row.copy()
+    column[0, 0] = -row[0, 0] * (1 - mismatch) if row[0, 0] != 0 else scale * mismatch
+    assert not compile_game(matrix(row, column)).zero_sum
