@@ -189,7 +189,7 @@ def test_the_first_bad_row_is_named_and_the_message_stays_short():
     for table in ([math.nan, 1.0], [-1.0, 2.0], [0.4, 0.4]):
         message = rejection(game, table)
         assert "k" * 50 in message  # the key is still recognisable
-    assert "a" * 30 in rejection(game, [math.nan, 1.0])
+    assert "a" * 25 in rejection(game, [math.nan, 1.0])
     # several bad rows: the message names the first one only
     table = np.full(compile_game(LEDUC).tree.num_action_slots, 7.0)
     assert f"row {compile_game(LEDUC).infoset_keys[0]!r} sums to" in rejection(LEDUC, table)

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import cfrkit
 from cfrkit import GameError, compile_game
 
 from probe_game import DEPTH, Probe

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import cfrkit
 from cfrkit import GameError, compile_game
 from cfrkit.tree import memory
 

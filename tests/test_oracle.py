@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from cfrkit.games import KuhnPoker, RockPaperScissors, RPSLS
+from cfrkit.games import KuhnPoker, RockPaperScissors
 from cfrkit.games.matrix import MatrixGame
 
 from reference import (

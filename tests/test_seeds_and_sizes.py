@@ -32,7 +32,7 @@ KUHN = KuhnPoker()
 def test_seeds_outside_64_bits_are_refused_not_aliased(seed):
     with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 2\*\*64\)") as info:
         ChanceSampledCFR(KUHN, seed=seed)
-    assert len(str(info.value)) < 120  # a 400-digit seed is not printed whole
+    assert len(str(info.value)) < 140  # a 400-digit seed is not printed whole
 
 
 @pytest.mark.parametrize("seed", [0, 2**64 - 1, np.uint64(2**64 - 1), np.int64(5)])

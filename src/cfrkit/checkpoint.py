@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ._text import short_repr
 from .game import Game
 from .rules import RegretRule, iteration_limit
 from .state import Scratch, TrainerState
@@ -115,7 +116,6 @@ def load_trainer(
     ones its random stream was ever seeded from.
     """
     from . import trainers
-    from .trainers.base import short_repr
 
     name = os.fspath(path)
     metadata, arrays = _read(name)

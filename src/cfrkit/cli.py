@@ -40,7 +40,7 @@ from .trainers import (
     PrunedCFR,
     VanillaCFR,
 )
-from .trainers.base import short_repr
+from ._text import short_repr
 from .trainers.sampled import MAX_SEED
 from .tree import compile_game
 

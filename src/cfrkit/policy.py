@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._text import short_repr
 from .game import Game
 from .tree import CompiledGame, compile_game
 
@@ -362,18 +363,12 @@ def _frozen(values: np.ndarray) -> np.ndarray:
     return np.frombuffer(values.tobytes(), dtype=np.float64)
 
 
-def _short(value: object, limit: int = 60) -> str:
-    """``repr(value)``, cut to ``limit`` characters so error messages stay short."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _slot_name(compiled: CompiledGame, slot: int) -> str:
     """``row 'key', action 'label'`` for a decision slot."""
     infoset = int(compiled.tree.slot_infoset[slot])
     position = slot - int(compiled.tree.infoset_first_slot[infoset])
     action = compiled.infoset_actions[infoset][position]
-    return f"row {_short(compiled.infoset_keys[infoset])}, action {_short(action, 40)}"
+    return f"row {short_repr(compiled.infoset_keys[infoset])}, action {short_repr(action, 40)}"
 
 
 def _check_entries(compiled: CompiledGame, table: np.ndarray) -> None:
@@ -417,7 +412,7 @@ def _normalised(compiled: CompiledGame, table: np.ndarray) -> np.ndarray:
         infoset = int(np.argmax(bad))
         total = _fsum(_row(compiled, table, infoset))
         raise ValueError(
-            f"Policy: row {_short(compiled.infoset_keys[infoset])} sums to {total!r}; "
+            f"Policy: row {short_repr(compiled.infoset_keys[infoset])} sums to {total!r}; "
             "cannot rescale it to 1"
         )
     return table / np.repeat(sums, compiled.tree.infoset_num_actions)
@@ -439,7 +434,7 @@ def _check_sums(compiled: CompiledGame, table: np.ndarray) -> None:
         total = _fsum(_row(compiled, table, infoset))
         if not abs(total - 1.0) <= _ROW_TOLERANCE:
             raise ValueError(
-                f"Policy: row {_short(compiled.infoset_keys[infoset])} sums to {total!r}, not 1 "
+                f"Policy: row {short_repr(compiled.infoset_keys[infoset])} sums to {total!r}, not 1 "
                 f"(tolerance {_ROW_TOLERANCE:g}); pass normalise=True to rescale"
             )
 
@@ -453,7 +448,7 @@ def check_policy_game(caller: str, compiled: CompiledGame, policy: Policy) -> No
     other = policy.game
     if other is compiled or other.fingerprint == compiled.fingerprint:
         return
-    mine, theirs = _short(compiled.game), _short(other.game)
+    mine, theirs = short_repr(compiled.game), short_repr(other.game)
     if repr(compiled.game) == repr(other.game):  # say what differs when the names do not
         raise ValueError(f"{caller}: the policy belongs to another game with the repr {mine}")
     raise ValueError(f"{caller}: the policy belongs to {theirs}, not {mine}")

@@ -34,7 +34,6 @@ trainers use regret-based pruning in two-player games only.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from .update import correct_regret

@@ -20,6 +20,7 @@ import numpy as np
 from .._interrupt import critical, interruptible
 from .._kernels.update import synced_regrets
 from .._notice import compile_notice
+from .._text import short_repr
 from ..game import Game, InfoSet
 from ..evaluation import evaluate, warm_up_evaluation
 from ..policy import Policy, check_policy_game, policy_rows
@@ -392,12 +393,6 @@ def check_bool(name: str, value: object) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be a bool, got {value!r}")
     return bool(value)
-
-
-def short_repr(value: object, limit: int = 40) -> str:
-    """``repr(value)``, cut in the middle past ``limit`` characters (huge ints in messages)."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit // 2]}...{text[-8:]}"
 
 
 def _optional_positive(name: str, value: object) -> float | None:

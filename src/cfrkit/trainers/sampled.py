@@ -12,7 +12,8 @@ from ..game import Game
 from ..policy import Policy
 from ..rules import RegretRule
 from ..tree import CompiledGame
-from .base import Buffers, Trainer, check_bool, short_repr
+from .._text import short_repr
+from .base import Buffers, Trainer, check_bool
 
 __all__ = ["ChanceSampledCFR"]
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..game import Game, GameError, History
+from .._text import short_repr
 from ..limits import MAX_ABS_UTILITY
 from .memory import MemoryGuard
 
@@ -38,15 +39,6 @@ PROB_TOLERANCE = 1e-9
 
 _NOT_SEQUENCES = (str, bytes, bytearray, memoryview, Mapping, Set)
 _INT_LIMIT = int(MAX_ABS_UTILITY)  # ints within it convert to float exactly enough, and fast
-
-
-def short_repr(obj: object, limit: int = 80) -> str:
-    """``repr(obj)`` cut to ``limit`` characters; a placeholder if ``repr`` raises."""
-    try:
-        text = repr(obj)
-    except Exception as exc:  # a user's __repr__ may fail; the message must not
-        return f"<{type(obj).__name__} object; its repr() raised {type(exc).__name__}>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _kind_of(obj: object) -> str:

@@ -1,0 +1,21 @@
+"""Short text for error messages: a value shown whole when small, cut when not."""
+
+from __future__ import annotations
+
+__all__ = ["short_repr"]
+
+
+def short_repr(obj: object, limit: int = 80) -> str:
+    """``repr(obj)``, cut in the middle past ``limit`` characters; a placeholder if it raises.
+
+    The head and the last few characters both survive, so a 400-digit integer still shows its
+    size and a long key its end. A user's ``__repr__`` may fail; the message must not.
+    """
+    try:
+        text = repr(obj)
+    except Exception as exc:
+        return f"<{type(obj).__name__} object; its repr() raised {type(exc).__name__}>"
+    if len(text) <= limit:
+        return text
+    tail = min(8, limit // 4)
+    return f"{text[: limit - tail - 3]}...{text[-tail:]}"
