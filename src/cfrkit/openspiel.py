@@ -6,7 +6,10 @@ functions is called.
 * :func:`from_openspiel` wraps a turn-based OpenSpiel game (chance allowed, perfect recall) as
   a :class:`cfrkit.Game`. Infoset keys are OpenSpiel's ``information_state_string(player)``
   and action labels OpenSpiel's integer action ids, chance outcomes included, so a cfrkit
-  :class:`~cfrkit.Policy` over the game reads exactly like an OpenSpiel tabular policy.
+  :class:`~cfrkit.Policy` over the game reads exactly like an OpenSpiel tabular policy. In
+  games where two players can hold the same string (``phantom_ttt``, ``latent_ttt``: the
+  strings do not name the player), every key is qualified with its player instead,
+  ``"p0|..."`` and ``"p1|..."``.
 * :func:`to_tabular_policy` turns a cfrkit policy into OpenSpiel's python
   ``TabularPolicy``; :func:`to_pyspiel_policy` into the C++ ``pyspiel.TabularPolicy`` (cheaper
   to build for large games). Either can be passed to OpenSpiel's ``nash_conv`` /
@@ -39,8 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from .game import Game, History
-from .policy import Policy
+from .game import Game, GameError, History
+from ._text import short_repr
+from .policy import Policy, check_policy_game
 from .tree import DEFAULT_MAX_NODES, CompiledGame, compile_game
 
 __all__ = [
@@ -75,6 +79,10 @@ def _python_policy_module():
 # -- the game adapter ------------------------------------------------------------------------
 
 
+class _SharedKey(Exception):
+    """Two players hold the same information-state string: the game needs per-player keys."""
+
+
 class OpenSpielGame(Game):
     """A cfrkit :class:`~cfrkit.Game` over an OpenSpiel game (build it with :func:`from_openspiel`).
 
@@ -86,15 +94,28 @@ class OpenSpielGame(Game):
     name : str
         OpenSpiel's description of the game with its parameters, e.g.
         ``"kuhn_poker(players=3)"``.
+    keys_per_player : bool
+        Whether infoset keys are ``"p{player}|{information-state string}"`` (set by
+        :func:`from_openspiel` for games whose strings do not name the player) rather than the
+        strings themselves.
     """
 
-    def __init__(self, openspiel_game: Any) -> None:
+    def __init__(self, openspiel_game: Any, *, keys_per_player: bool = False) -> None:
         self.openspiel_game = openspiel_game
         self.num_players = int(openspiel_game.num_players())
         self.name = str(openspiel_game)
+        self.keys_per_player = bool(keys_per_player)
+        # string -> the player who holds it, while a walk with unqualified keys looks for a
+        # string two players share
+        self._holders: dict[str, int] | None = None
 
     def root(self) -> History:
-        return _OpenSpielHistory(self.openspiel_game.new_initial_state())
+        self._holders = None if self.keys_per_player else {}
+        return _OpenSpielHistory(self.openspiel_game.new_initial_state(), self)
+
+    def openspiel_key(self, key: str) -> str:
+        """OpenSpiel's information-state string of the infoset ``key`` of this game."""
+        return key.split("|", 1)[1] if self.keys_per_player else key
 
     def __repr__(self) -> str:
         return f"from_openspiel({self.name!r})"
@@ -103,10 +124,11 @@ class OpenSpielGame(Game):
 class _OpenSpielHistory(History):
     """A History over one pyspiel state; every query is one call into OpenSpiel's C++."""
 
-    __slots__ = ("_state", "_player")
+    __slots__ = ("_state", "_player", "_game")
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: Any, game: OpenSpielGame) -> None:
         self._state = state
+        self._game = game
         # one C++ call answers is_terminal / is_chance / current_player at once
         self._player = state.current_player()
 
@@ -126,10 +148,16 @@ class _OpenSpielHistory(History):
         return tuple(self._state.chance_outcomes())
 
     def child(self, action: Hashable) -> History:
-        return _OpenSpielHistory(self._state.child(action))
+        return _OpenSpielHistory(self._state.child(action), self._game)
 
     def infoset_key(self) -> str:
-        return self._state.information_state_string(self._player)
+        text = self._state.information_state_string(self._player)
+        holders = self._game._holders
+        if holders is None:
+            return f"p{self._player}|{text}"
+        if holders.setdefault(text, self._player) != self._player:
+            raise _SharedKey(f"players {holders[text]} and {self._player} both hold {text!r}")
+        return text
 
     def utilities(self) -> tuple[float, ...]:
         return tuple(self._state.returns())
@@ -138,7 +166,9 @@ class _OpenSpielHistory(History):
         return f"OpenSpielState({self._state.history()!r})"
 
 
-def from_openspiel(game_or_name: Any, *, max_nodes: int = DEFAULT_MAX_NODES) -> OpenSpielGame:
+def from_openspiel(
+    game_or_name: Any, *, max_nodes: int = DEFAULT_MAX_NODES, max_memory: int | None = None
+) -> OpenSpielGame:
     """Wrap an OpenSpiel game as a cfrkit :class:`~cfrkit.Game` and compile it.
 
     Parameters
@@ -146,15 +176,20 @@ def from_openspiel(game_or_name: Any, *, max_nodes: int = DEFAULT_MAX_NODES) -> 
     game_or_name : pyspiel.Game or str
         A loaded game, or a name for ``pyspiel.load_game`` such as ``"leduc_poker"`` or
         ``"kuhn_poker(players=3)"``.
-    max_nodes : int, optional
+    max_nodes, max_memory : optional
         Passed to :func:`cfrkit.compile_game`: give up with :class:`cfrkit.GameError` past this
-        many histories (default 20 million).
+        many histories (default 20 million), or when the walk would need more memory than
+        ``max_memory`` bytes (default: 80% of the memory available).
 
     Returns
     -------
     OpenSpielGame
         A game whose infoset keys are OpenSpiel's ``information_state_string(player)`` and whose
-        action labels (chance outcomes included) are OpenSpiel's integer action ids. It comes
+        action labels (chance outcomes included) are OpenSpiel's integer action ids. Where two
+        players can hold the same string (the strings of ``phantom_ttt`` and ``latent_ttt`` do
+        not name the player), every key is ``"p{player}|{string}"`` instead, and
+        :attr:`OpenSpielGame.keys_per_player` is set; the policy conversions below map the
+        keys back. It comes
         back already compiled: the whole OpenSpiel tree is walked once, here, and the
         :class:`~cfrkit.CompiledGame` is cached, so ``cfrkit.compile_game(game)`` and every
         trainer reuse it.
@@ -200,7 +235,16 @@ def from_openspiel(game_or_name: Any, *, max_nodes: int = DEFAULT_MAX_NODES) -> 
     if not game_type.provides_information_state_string:
         raise ValueError(f"{game} provides no information-state strings (needed as infoset keys)")
     wrapped = OpenSpielGame(game)
-    compile_game(wrapped, max_nodes=max_nodes)
+    try:
+        compile_game(wrapped, max_nodes=max_nodes, max_memory=max_memory)
+    except GameError as exc:
+        if not isinstance(exc.__cause__, _SharedKey):
+            raise
+        # the strings do not name the player: key every infoset by (player, string) instead
+        wrapped = OpenSpielGame(game, keys_per_player=True)
+        compile_game(wrapped, max_nodes=max_nodes, max_memory=max_memory)
+    finally:
+        wrapped._holders = None  # only needed during the walk
     return wrapped
 
 
@@ -216,10 +260,36 @@ def _compiled_openspiel(game: OpenSpielGame | CompiledGame) -> tuple[CompiledGam
     return compiled, compiled.game.openspiel_game
 
 
-def _table(compiled: CompiledGame, policy: Policy | Mapping) -> np.ndarray:
-    if not (isinstance(policy, Policy) and policy.game is compiled):
+def _table(caller: str, compiled: CompiledGame, policy: Policy | Mapping) -> np.ndarray:
+    if isinstance(policy, Policy):
+        check_policy_game(caller, compiled, policy)
+    else:
         policy = Policy.from_dict(compiled, policy)
     return policy.table
+
+
+def _rows_by_openspiel_key(compiled: CompiledGame, table: np.ndarray) -> dict[str, tuple]:
+    """``{OpenSpiel string: (infoset, actions, probabilities)}`` for an OpenSpiel policy.
+
+    OpenSpiel's tabular policies have one row per string; where players share a string (games
+    with per-player keys), their rows must agree or the policy cannot be written that way.
+    """
+    game = compiled.game
+    first = compiled.tree.infoset_first_slot
+    rows: dict[str, tuple] = {}
+    for infoset, (key, actions) in enumerate(zip(compiled.infoset_keys, compiled.infoset_actions)):
+        start = int(first[infoset])
+        row = (infoset, actions, table[start : start + len(actions)])
+        text = game.openspiel_key(key)
+        other = rows.setdefault(text, row)
+        if other is not row and not (other[1] == actions and np.array_equal(other[2], row[2])):
+            raise ValueError(
+                f"OpenSpiel's tabular policies have one row per information-state string, and "
+                f"infosets {short_repr(compiled.infoset_keys[other[0]])} and {short_repr(key)} "
+                "share theirs but are played differently here (use cfrkit.nash_conv and "
+                "cfrkit.evaluate on this game)"
+            )
+    return rows
 
 
 def to_pyspiel_policy(game: OpenSpielGame | CompiledGame, policy: Policy | Mapping) -> Any:
@@ -237,11 +307,10 @@ def to_pyspiel_policy(game: OpenSpielGame | CompiledGame, policy: Policy | Mappi
     """
     pyspiel = _pyspiel()
     compiled, _ = _compiled_openspiel(game)
-    table = _table(compiled, policy).tolist()
-    first = compiled.tree.infoset_first_slot.tolist()
+    table = _table("to_pyspiel_policy", compiled, policy)
     mapping = {
-        key: [(action, table[start + j]) for j, action in enumerate(actions)]
-        for key, actions, start in zip(compiled.infoset_keys, compiled.infoset_actions, first)
+        text: list(zip(actions, probabilities.tolist()))
+        for text, (_, actions, probabilities) in _rows_by_openspiel_key(compiled, table).items()
     }
     return pyspiel.TabularPolicy(mapping)
 
@@ -269,18 +338,17 @@ def to_tabular_policy(game: OpenSpielGame | CompiledGame, policy: Policy | Mappi
     """
     policy_module = _python_policy_module()
     compiled, openspiel_game = _compiled_openspiel(game)
-    table = _table(compiled, policy)
+    rows = _rows_by_openspiel_key(compiled, _table("to_tabular_policy", compiled, policy))
     tabular = policy_module.TabularPolicy(openspiel_game)
-    first = compiled.tree.infoset_first_slot
     probabilities = tabular.action_probability_array
     probabilities[:] = 0.0
-    for key, row in tabular.state_lookup.items():
-        infoset = compiled.key_index.get(key)
-        if infoset is None:
-            raise ValueError(f"OpenSpiel information state {key!r} is not in {compiled.game!r}")
-        actions = np.asarray(compiled.infoset_actions[infoset], dtype=np.int64)
-        start = first[infoset]
-        probabilities[row, actions] = table[start : start + actions.shape[0]]
+    for text, row in tabular.state_lookup.items():
+        if text not in rows:
+            raise ValueError(
+                f"OpenSpiel information state {short_repr(text)} is not in {short_repr(compiled.game)}"
+            )
+        _, actions, values = rows[text]
+        probabilities[row, np.asarray(actions, dtype=np.int64)] = values
     return tabular
 
 
@@ -313,7 +381,13 @@ def from_openspiel_policy(game: OpenSpielGame | CompiledGame, policy: Any) -> Po
             f"{type(policy).__name__}"
         )
     rows = {key: {int(a): p for a, p in row.items()} for key, row in rows.items()}
-    missing = [key for key in compiled.infoset_keys if key not in rows]
-    if missing:
-        raise ValueError(f"the OpenSpiel policy has no row for information state {missing[0]!r}")
-    return Policy.from_dict(compiled, {key: rows[key] for key in compiled.infoset_keys})
+    ours = compiled.game
+    for key in compiled.infoset_keys:
+        if ours.openspiel_key(key) not in rows:
+            raise ValueError(
+                f"the OpenSpiel policy has no row for information state {short_repr(ours.openspiel_key(key))}"
+            )
+    # where players share a string (per-player keys), OpenSpiel's one row serves them all
+    return Policy.from_dict(
+        compiled, {key: rows[ours.openspiel_key(key)] for key in compiled.infoset_keys}
+    )
