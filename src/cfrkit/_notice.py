@@ -33,7 +33,7 @@ def compile_notice(what: str) -> Iterator[None]:
         from . import _numba_cache
 
         spoke.set()
-        kept = ("kept for this process only: numba has nowhere to cache them"
+        kept = ("kept for this process only: no writable cache directory"
                 if _numba_cache._directory is not None else "numba caches them for later runs")
         print(f"cfrkit: compiling {what} for first use (a few seconds; {kept}) ...",
               file=sys.stderr, flush=True)
