@@ -132,7 +132,7 @@ def test_a_big_openspiel_game_reports_its_compile_on_stderr(tmp_path):
         (["solve", "kuhn", "--target", "0"], "expected a positive number"),
         (["solve", "kuhn", "--bogus"], "unrecognized arguments: --bogus"),
         (["solve", "kuhn", "--resume", "missing.npz"], "missing.npz: no such file"),
-        (["solve", "kuhn", "--seed", "3"], "--seed applies to --trainer chance-sampled only"),
+        (["solve", "kuhn", "--seed", "3"], "--seed applies to the sampled trainers only (chance-sampled, external-sampling, outcome-sampling)"),
         (["solve", "kuhn", "--json", "no/such/folder/r.json"], "does not exist"),
         (["evaluate", "kuhn", "missing.json"], "missing.json"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),

@@ -34,14 +34,16 @@ from .trainers import (
     ChanceSampledCFR,
     DCFRPlus,
     DiscountedCFR,
+    ExternalSamplingCFR,
     LinearCFR,
+    OutcomeSamplingCFR,
     PDCFRPlus,
     PredictiveCFRPlus,
     PrunedCFR,
     VanillaCFR,
 )
 from ._text import short_repr
-from .trainers.sampled import MAX_SEED
+from .trainers.base import MAX_SEED
 from .tree import compile_game
 
 __all__ = ["main"]
@@ -62,6 +64,8 @@ TRAINERS = {
     "vanilla": VanillaCFR,
     "pruned": PrunedCFR,
     "chance-sampled": ChanceSampledCFR,
+    "external-sampling": ExternalSamplingCFR,
+    "outcome-sampling": OutcomeSamplingCFR,
     "cfr+": CFRPlus,
     "linear": LinearCFR,
     "dcfr": DiscountedCFR,
@@ -69,6 +73,8 @@ TRAINERS = {
     "dcfr+": DCFRPlus,
     "pdcfr+": PDCFRPlus,
 }
+SAMPLED_TRAINERS = (ChanceSampledCFR, ExternalSamplingCFR, OutcomeSamplingCFR)
+SAMPLED_NAMES = [name for name, cls in TRAINERS.items() if cls in SAMPLED_TRAINERS]
 DEFAULT_TRAINER = "dcfr+"  # the fastest to a target on the poker games measured (docs/trainers.md)
 
 
@@ -162,7 +168,7 @@ def _non_negative_int(text: str) -> int:
 
 
 def _seed(text: str) -> int:
-    # ChanceSampledCFR refuses seeds outside [0, 2**64): say so here, in argparse's one line
+    # the sampled trainers refuse seeds outside [0, 2**64): say so here, in argparse's one line
     value = _non_negative_int(text)
     if value >= MAX_SEED:
         raise argparse.ArgumentTypeError(f"expected a whole number below 2**64, got {short_repr(text)}")
@@ -205,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--iterations", type=_non_negative_int, help="iterations to run (more, with --resume)")
     solve.add_argument("--target", type=_positive_float, help="stop at this NashConv of the average policy")
     solve.add_argument("--time-limit", type=_positive_float, metavar="S", help="stop after S seconds")
-    solve.add_argument("--seed", type=_seed, help="seed of the chance-sampled trainer, 0 to 2**64 - 1")
+    solve.add_argument("--seed", type=_seed, help="seed of a sampled trainer, 0 to 2**64 - 1")
     solve.add_argument("--checkpoint", metavar="FILE", help="save the trainer here at the end and on Ctrl-C")
     solve.add_argument("--resume", metavar="FILE", help="continue from a checkpoint")
     solve.add_argument("--policy-out", metavar="FILE", help="write the average policy as JSON")
@@ -343,9 +349,10 @@ def _trainer(args, compiled):
             raise UsageError("--seed does not apply with --resume: the checkpoint keeps the random stream")
         return trainer
     cls = TRAINERS[args.trainer or DEFAULT_TRAINER]
-    if args.seed is not None and cls is not ChanceSampledCFR:
-        raise UsageError("--seed applies to --trainer chance-sampled only")
-    return cls(compiled, seed=args.seed) if cls is ChanceSampledCFR else cls(compiled)
+    sampled = cls in SAMPLED_TRAINERS
+    if args.seed is not None and not sampled:
+        raise UsageError(f"--seed applies to the sampled trainers only ({', '.join(SAMPLED_NAMES)})")
+    return cls(compiled, seed=args.seed) if sampled else cls(compiled)
 
 
 def _evaluate(args) -> int:

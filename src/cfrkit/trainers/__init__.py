@@ -1,8 +1,10 @@
-"""Trainers: one traversal each (full, pruned, chance-sampled), any regret rule, thin Python
-objects that own the state arrays and call one kernel per block of iterations."""
+"""Trainers: one traversal each (full, pruned, chance-, external- and outcome-sampled), any
+regret rule; thin Python objects that own the state arrays and call one kernel per block of
+iterations."""
 
 from .base import Trainer
 from .full import CFR, VanillaCFR
+from .mccfr import ExternalSamplingCFR, OutcomeSamplingCFR
 from .presets import CFRPlus, DCFRPlus, DiscountedCFR, LinearCFR, PDCFRPlus, PredictiveCFRPlus
 from .pruned import PrunedCFR
 from .sampled import ChanceSampledCFR
@@ -13,7 +15,9 @@ __all__ = [
     "ChanceSampledCFR",
     "DCFRPlus",
     "DiscountedCFR",
+    "ExternalSamplingCFR",
     "LinearCFR",
+    "OutcomeSamplingCFR",
     "PDCFRPlus",
     "PredictiveCFRPlus",
     "PrunedCFR",

@@ -395,6 +395,24 @@ def check_bool(name: str, value: object) -> bool:
     return bool(value)
 
 
+#: Seeds are integers in ``[0, MAX_SEED)``: splitmix64 seeding reads 64 bits.
+MAX_SEED = 2**64
+
+
+def check_seed(seed: object) -> int:
+    """A sampled trainer's seed: ``seed`` itself if it is an integer in ``[0, 2**64)``, 64 bits
+    of operating-system entropy for ``None``, else a ValueError (a larger seed would silently
+    repeat a smaller one's stream)."""
+    if seed is None:
+        # 64 bits of OS entropy (SeedSequence().entropy has 128, which the seeding would
+        # truncate, and which a checkpoint could not be rebuilt from)
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+    if (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))
+            or not 0 <= int(seed) < MAX_SEED):
+        raise ValueError(f"seed must be an integer in [0, 2**64) or None, got {short_repr(seed)}")
+    return int(seed)
+
+
 def _optional_positive(name: str, value: object) -> float | None:
     """``value`` as a positive finite float, ``None`` as it is, else a ValueError."""
     if value is None:

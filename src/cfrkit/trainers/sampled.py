@@ -12,13 +12,9 @@ from ..game import Game
 from ..policy import Policy
 from ..rules import RegretRule
 from ..tree import CompiledGame
-from .._text import short_repr
-from .base import Buffers, Trainer, check_bool
+from .base import Buffers, Trainer, check_bool, check_seed
 
 __all__ = ["ChanceSampledCFR"]
-
-#: Seeds are integers in ``[0, MAX_SEED)``: splitmix64 seeding reads 64 bits.
-MAX_SEED = 2**64
 
 
 class ChanceSampledCFR(Trainer):
@@ -81,16 +77,7 @@ class ChanceSampledCFR(Trainer):
         sample_per_player: bool = False,
         fixed: Policy | Mapping | None = None,
     ) -> None:
-        if seed is None:
-            # 64 bits of OS entropy (SeedSequence().entropy has 128, which seed_state would
-            # truncate, and which a checkpoint could not be rebuilt from)
-            seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
-        elif (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))
-              or not 0 <= int(seed) < MAX_SEED):
-            raise ValueError(
-                f"seed must be an integer in [0, 2**64) or None, got {short_repr(seed)}"
-            )
-        self._seed = int(seed)
+        self._seed = check_seed(seed)
         self._sample_per_player = check_bool("sample_per_player", sample_per_player)
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
         self._state.rng[:] = seed_state(self._seed)
