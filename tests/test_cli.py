@@ -38,7 +38,8 @@ def _script_installed():
 
 def test_games_lists_the_builtins_and_openspiel(tmp_path):
     out = run("games", cwd=tmp_path).stdout
-    for name in ("rps", "rpsls", "kuhn(players=<int>)", "leduc", "openspiel:NAME"):
+    for name in ("rps", "rpsls", "kuhn(players=<int>, max_bets=<int>, deal=<deck|independent>)",
+                 "leduc", "openspiel:NAME"):
         assert name in out
     assert "cfr+" in out and "pdcfr+" in out
 
@@ -79,6 +80,22 @@ def test_three_players_have_no_exploitability(tmp_path):
         "--quiet", cwd=tmp_path)
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["exploitability"] is None and len(result["values"]) == 3
+
+
+def test_kuhn_variants_by_name(tmp_path):
+    # the word parameter is written bare, or quoted as the game's repr writes it
+    for spec in ("kuhn(max_bets=2,deal=independent)", "kuhn( deal='independent' , max_bets=2 )"):
+        run("solve", spec, "--trainer", "cfr+", "--target", "1e-4", "--json", "r.json",
+            "--policy-out", "p.json", "--quiet", cwd=tmp_path)
+        result = json.loads((tmp_path / "r.json").read_text())
+        assert result["game"] == spec and result["nash_conv"] <= 1e-4
+        assert result["values"][0] == pytest.approx(-1 / 36, abs=1e-3)
+        game = KuhnPoker(max_bets=2, deal="independent")
+        policy = cfrkit.load_policy(tmp_path / "p.json", game)
+        assert cfrkit.nash_conv(game, policy) == pytest.approx(result["nash_conv"], abs=1e-15)
+    done = run("solve", 'kuhn(max_bets=2, deal="deck")', "--iterations", "10", cwd=tmp_path)
+    assert "Jcr   player 0  fold:" in done.stdout
+    assert "on KuhnPoker(players=2, max_bets=2):" in done.stdout
 
 
 def test_resume_continues_bit_for_bit(tmp_path):
@@ -126,6 +143,9 @@ def test_a_big_openspiel_game_reports_its_compile_on_stderr(tmp_path):
         (["solve", "nosuch"], "unknown game 'nosuch'"),
         (["solve", "kuhn(players=x)"], "players must be int"),
         (["solve", "kuhn(cards=3)"], "bad parameter 'cards=3'"),
+        (["solve", "kuhn(deal=shoe)"], "deal must be 'deck' or 'independent', got 'shoe'"),
+        (["solve", "kuhn(max_bets=0)"], "max_bets must be an int >= 1, got 0"),
+        (["solve", "kuhn(players=3, deal=independent)"], "players must be 2 when max_bets > 1"),
         (["solve", "kuhn((("], "malformed game"),
         (["solve", "kuhn", "--trainer", "nonsense"], "invalid choice: 'nonsense'"),
         (["solve", "kuhn", "--iterations", "-5"], "expected a number >= 0, got '-5'"),

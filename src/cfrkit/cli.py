@@ -28,6 +28,7 @@ from .checkpoint import CheckpointError, load_trainer
 from .evaluation import evaluate
 from .game import Game, GameError
 from .games import RPSLS, KuhnPoker, LeducPoker, RockPaperScissors
+from .games.kuhn import DEALS as KUHN_DEALS
 from .policy import load_policy
 from .trainers import (
     CFRPlus,
@@ -52,11 +53,38 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 DEFAULT_ITERATIONS = 1000
 
-# name -> (class, parameters with their types, description)
+
+class _Word:
+    """A word-valued game parameter: one of ``choices``, written bare or in quotes.
+
+    The game itself validates the value; the choices are listed by ``cfrkit games`` and named
+    in the error for any other word.
+    """
+
+    def __init__(self, *choices: str) -> None:
+        self.choices = choices
+        self.__name__ = "|".join(choices)  # shown as deal=<deck|independent>
+        self.description = " or ".join(repr(c) for c in choices)
+
+    def __call__(self, text: str) -> str:
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            text = text[1:-1]  # deal='independent', as the game's repr writes it
+        if text not in self.choices:
+            raise ValueError(text)
+        return text
+
+
+# name -> (class, parameters with their types, description: lines)
 BUILTIN_GAMES = {
     "rps": (RockPaperScissors, {}, "rock-paper-scissors as an extensive-form game"),
     "rpsls": (RPSLS, {}, "rock-paper-scissors-lizard-Spock"),
-    "kuhn": (KuhnPoker, {"players": int}, "Kuhn poker, players=2 (default) or more"),
+    "kuhn": (
+        KuhnPoker,
+        {"players": int, "max_bets": int, "deal": _Word(*KUHN_DEALS)},
+        "Kuhn poker, players=2 (default) or more; for two players also\n"
+        "max_bets (default 1: one bet; 2: a bet and a raise; ...) and\n"
+        "deal=independent (cards Q, K, A dealt independently; default deck)",
+    ),
     "leduc": (LeducPoker, {}, "Leduc hold'em (OpenSpiel's leduc_poker tree)"),
 }
 
@@ -86,8 +114,9 @@ class UsageError(Exception):
 
 
 def parse_game(spec: str) -> Game:
-    """A game from its command-line name: ``kuhn``, ``kuhn(players=3)``, ``leduc``, ...,
-    or ``openspiel:NAME(params)`` for any OpenSpiel game."""
+    """A game from its command-line name: ``kuhn``, ``kuhn(players=3)``,
+    ``kuhn(max_bets=2, deal=independent)`` (a word bare or quoted), ``leduc``, ..., or
+    ``openspiel:NAME(params)`` for any OpenSpiel game."""
     if spec.startswith("openspiel:"):
         return _openspiel_game(spec[len("openspiel:"):])
     match = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*", spec)
@@ -110,9 +139,8 @@ def parse_game(spec: str) -> Game:
         try:
             kwargs[key] = parameters[key](text.strip())
         except ValueError:
-            raise UsageError(
-                f"game {name!r}: {key} must be {parameters[key].__name__}, got {text.strip()!r}"
-            ) from None
+            kind = getattr(parameters[key], "description", parameters[key].__name__)
+            raise UsageError(f"game {name!r}: {key} must be {kind}, got {text.strip()!r}") from None
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
@@ -233,7 +261,13 @@ def _games() -> int:
     for name, (_, parameters, description) in BUILTIN_GAMES.items():
         shown = f"{name}({', '.join(f'{k}=<{t.__name__}>' for k, t in parameters.items())})" \
             if parameters else name
-        print(f"  {shown:<24} {description}")
+        if len(shown) > 24:  # the description starts on the next line, in its column
+            print(f"  {shown}")
+            shown = ""
+        first, *more = description.split("\n")
+        print(f"  {shown:<24} {first}")
+        for line in more:
+            print(f"  {'':<24} {line}")
     print()
     print("Any OpenSpiel game (needs cfrkit[openspiel]): openspiel:NAME or openspiel:NAME(params),")
     print("e.g. openspiel:leduc_poker, openspiel:liars_dice(numdice=1), openspiel:kuhn_poker(players=3).")

@@ -152,8 +152,9 @@ class KuhnPoker(Game):
             raise ValueError(f"deal must be 'deck' or 'independent', got {deal!r}")
         if players > 2 and (max_bets != 1 or deal != "deck"):
             raise ValueError(
-                f"players must be 2 with max_bets={max_bets!r} and deal={deal!r}, got {players!r}: "
-                "more players play Kuhn's game only (max_bets=1, deal='deck')"
+                f"players must be 2 when max_bets > 1 or deal='independent', got players={players}"
+                f" with max_bets={max_bets}, deal={deal!r} (more players play Kuhn's one-bet game"
+                " on a deck only)"
             )
         self.num_players = players
         self.max_bets = max_bets
