@@ -1,11 +1,11 @@
 """cfrkit's FictitiousPlay next to OpenSpiel's XFPSolver: NashConv per iteration, and speed.
 
 Both run extensive-form fictitious play (Heinrich, Lanctot and Silver 2015, Algorithm 1) from
-the uniform profile with step size 1/(t+1). For every iteration up to ``--iterations`` this
-prints nothing but records the largest difference between the two average policies (OpenSpiel's
-read back with ``cfrkit.openspiel.from_openspiel_policy``) and reports the first iteration at
-which they differ at all, then NashConv at a few iterations (cfrkit's average measured by
-``cfrkit.nash_conv``, OpenSpiel's by OpenSpiel's python ``exploitability.nash_conv``) and the training time per
+the uniform profile with step size 1/(t+1). At every iteration up to ``--iterations`` it
+compares the two average policies (OpenSpiel's read back with
+``cfrkit.openspiel.from_openspiel_policy``) and reports the first iteration at which they differ
+at all; then NashConv at a few iterations (cfrkit's average measured by ``cfrkit.nash_conv``,
+OpenSpiel's by OpenSpiel's python ``exploitability.nash_conv``) and the training time per
 iteration of each, measured in the same process, one after the other, evaluation left out.
 
     python benchmarks/fictitious_play.py                       # Kuhn 2p and 3p, 100 iterations
