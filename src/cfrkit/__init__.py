@@ -17,6 +17,7 @@ from .evaluation import (
     exploitability,
     nash_conv,
 )
+from .fictitious_play import FictitiousPlay
 from .game import Game, GameError, History, InfoSet
 from .policy import Policy, load_policy
 from .record import SolveRecord
@@ -61,6 +62,7 @@ __all__ = [
     "DiscountedCFR",
     "Evaluation",
     "ExternalSamplingCFR",
+    "FictitiousPlay",
     "Game",
     "GameError",
     "GameTree",
