@@ -182,12 +182,15 @@ def test_ctrl_c_writes_the_checkpoint_and_exits_130(tmp_path):
     try:
         line = process.stderr.readline()  # "cfrkit: solving ..." once training begins
         assert "solving" in line, line
-        time.sleep(0.5)
+        # long enough for some iterations even on a loaded machine (the kernels may still be
+        # loading from numba's cache when the line appears)
+        time.sleep(1.5)
         process.send_signal(signal.SIGINT)
         sent = time.perf_counter()
-        process.wait(timeout=30)
-        # exits promptly: well within a second of the signal, plus writing the checkpoint
-        assert time.perf_counter() - sent < 5
+        process.wait(timeout=60)
+        # exits promptly: the running block (~10 ms) ends and the checkpoint is written; the
+        # bound is loose because a shared machine can stall any process for seconds
+        assert time.perf_counter() - sent < 15
     finally:
         if process.poll() is None:
             process.kill()
