@@ -20,6 +20,7 @@ from .evaluation import (
 from .game import Game, GameError, History, InfoSet
 from .policy import Policy, load_policy
 from .record import SolveRecord
+from .result_table import ResultTableLearner
 from .rules import RegretRule
 from .trainers import (
     CFR,
@@ -73,6 +74,7 @@ __all__ = [
     "PredictiveCFRPlus",
     "PrunedCFR",
     "RegretRule",
+    "ResultTableLearner",
     "SolveRecord",
     "Trainer",
     "VanillaCFR",
