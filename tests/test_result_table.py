@@ -156,13 +156,18 @@ def test_seed_none_draws_64_bits():
 # -- counts -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["kuhn2", "kuhn3", "random2", "random3"])
+@pytest.mark.parametrize("name", ["kuhn2", "kuhn3", "random2", "random3", "rps"])
 def test_counts_are_int64_and_consistent(name):
-    learner = cfrkit.ResultTableLearner(ORACLE_GAMES[name], explore=0.2, seed=4).iterate(7_777)
+    game = RockPaperScissors() if name == "rps" else ORACLE_GAMES[name]
+    learner = cfrkit.ResultTableLearner(game, explore=0.2, seed=4).iterate(7_777)
     tree = learner.game.tree
     games, gains = learner.table_arrays()
     assert games.dtype == np.int64 and gains.dtype == np.float64
     assert int(games.sum()) == learner.decisions
+    if tree.node_kind[0] != CHANCE:  # a decision at the root: its infoset counts every game
+        root = tree.node_infoset[0]
+        s, m = tree.infoset_first_slot[root], tree.infoset_num_actions[root]
+        assert games[s : s + m].sum() == learner.iteration
     # each infoset is met at most once per game (perfect recall): its count is at most the games
     totals = np.add.reduceat(games, tree.infoset_first_slot)
     assert totals.max() <= learner.iteration
