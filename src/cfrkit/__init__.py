@@ -21,6 +21,7 @@ from .fictitious_play import FictitiousPlay
 from .game import Game, GameError, History, InfoSet
 from .policy import Policy, load_policy
 from .record import SolveRecord
+from .result_table import ResultTableLearner
 from .rules import RegretRule
 from .trainers import (
     CFR,
@@ -75,6 +76,7 @@ __all__ = [
     "PredictiveCFRPlus",
     "PrunedCFR",
     "RegretRule",
+    "ResultTableLearner",
     "SolveRecord",
     "Trainer",
     "VanillaCFR",

@@ -68,6 +68,34 @@ def save_trainer(trainer, path: str | os.PathLike) -> None:
     arrays = {f"state/{name}": value for name, value in trainer._state._asdict().items()}
     for name in trainer._persistent_scratch():
         arrays[f"scratch/{name}"] = getattr(trainer._scratch, name)
+    _write(path, metadata, arrays)
+
+
+def save_learner(learner, path: str | os.PathLike) -> None:
+    """Write a :class:`~cfrkit.ResultTableLearner`'s checkpoint to ``path`` atomically: the
+    trainers' format, with the result table and the random stream as its arrays."""
+    from . import __version__
+
+    metadata = {
+        "format": FORMAT,
+        "version": VERSION,
+        "cfrkit_version": __version__,
+        "trainer": type(learner).__name__,
+        "arguments": {"explore": learner.explore, "seed": learner.seed},
+        "iteration": learner.iteration,
+        "decisions": learner.decisions,
+        "rng": [hex(int(x)) for x in learner._rng],
+        "game": {"repr": repr(learner.game.game), "fingerprint": learner.game.fingerprint},
+    }
+    arrays = {name: getattr(learner, f"_{name}") for name in _LEARNER_ARRAYS}
+    _write(os.fspath(path), metadata, {f"state/{k}": v for k, v in arrays.items()})
+
+
+_LEARNER_ARRAYS = ("games", "gains", "rng")
+
+
+def _write(path: str, metadata: dict, arrays: dict[str, np.ndarray]) -> None:
+    """``metadata`` (as JSON) and ``arrays`` to ``path`` as one ``.npz``, atomically."""
     directory = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".cfrkit-", suffix=".tmp")
     try:
@@ -85,6 +113,10 @@ def load_trainer(
 ):
     """Rebuild the trainer saved in ``path`` by :meth:`Trainer.save`, on ``game``.
 
+    A :class:`~cfrkit.ResultTableLearner`'s checkpoint (:meth:`ResultTableLearner.save
+    <cfrkit.ResultTableLearner.save>`) loads the same way and gives the learner back (``rule``
+    does not apply to it).
+
     Parameters
     ----------
     path : str or os.PathLike
@@ -98,7 +130,7 @@ def load_trainer(
 
     Returns
     -------
-    Trainer
+    Trainer or ResultTableLearner
         The trainer, with its iteration count, arrays and random stream as saved.
 
     Raises
@@ -125,6 +157,10 @@ def load_trainer(
         raise CheckpointError(
             f"{name}: made for another game ({saved_game.get('repr')}), not {compiled.game!r}"
         )
+    if metadata.get("trainer") == "ResultTableLearner":
+        return _load_learner(name, metadata, arrays, compiled)
+    if not isinstance(metadata.get("rule"), dict):
+        raise CheckpointError(f"{name}: incomplete metadata (no 'rule')")
     cls = getattr(trainers, str(metadata.get("trainer")), None)
     if not (isinstance(cls, type) and issubclass(cls, trainers.Trainer)):
         raise CheckpointError(f"{name}: unknown trainer {metadata.get('trainer')!r}")
@@ -190,10 +226,43 @@ def _read(name: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
             f"{name}: checkpoint format version {metadata.get('version')!r}, this cfrkit reads "
             f"{VERSION}"
         )
-    for key in ("game", "arguments", "rule"):
+    for key in ("game", "arguments"):
         if not isinstance(metadata.get(key), dict):
             raise CheckpointError(f"{name}: incomplete metadata (no {key!r})")
     return metadata, arrays
+
+
+def _load_learner(name: str, metadata: dict, arrays: dict, compiled: CompiledGame):
+    """The :class:`~cfrkit.ResultTableLearner` a checkpoint holds, on ``compiled`` (already
+    checked against the fingerprint)."""
+    from .result_table import MAX_GAMES, ResultTableLearner
+
+    try:
+        learner = ResultTableLearner(compiled, **metadata["arguments"])
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{name}: its learner arguments do not rebuild it ({exc})") from exc
+    for field in _LEARNER_ARRAYS:
+        key = f"state/{field}"
+        if key not in arrays:
+            raise CheckpointError(f"{name}: missing array {key!r}")
+        saved, fresh = arrays[key], getattr(learner, f"_{field}")
+        if saved.dtype != fresh.dtype or saved.shape != fresh.shape:
+            raise CheckpointError(
+                f"{name}: array {key!r} is {saved.dtype}{list(saved.shape)}, this learner needs "
+                f"{fresh.dtype}{list(fresh.shape)}"
+            )
+        if saved.dtype.kind == "f" and not np.all(np.isfinite(saved)):
+            raise CheckpointError(f"{name}: array {key!r} holds non-finite values")
+        fresh[...] = saved
+    if np.any(learner._games < 0):
+        raise CheckpointError(f"{name}: array 'state/games' holds negative counts")
+    iteration, decisions = metadata.get("iteration"), metadata.get("decisions")
+    if not (type(iteration) is int and 0 <= iteration <= MAX_GAMES
+            and type(decisions) is int and decisions >= 0):
+        raise CheckpointError(f"{name}: bad game count {short_repr(iteration)}")
+    learner._iteration = iteration
+    learner._decisions = decisions
+    return learner
 
 
 def _rule(name: str, saved: dict, given: RegretRule | None) -> RegretRule:
