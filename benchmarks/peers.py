@@ -4,6 +4,9 @@ Used by ``compare.py`` and ``time_to_epsilon.py`` (run those; this module prints
 
 - :class:`CfrkitSolver` drives any cfrkit trainer (``iterate(n)`` is one kernel call);
 - :class:`OpenSpielSolver` drives OpenSpiel's C++ ``pyspiel.CFRSolver`` / ``CFRPlusSolver``;
+- :class:`OpenSpielMCCFRSolver` drives OpenSpiel's C++ ``ExternalSamplingMCCFRSolver`` (simple
+  averaging) and ``OutcomeSamplingMCCFRSolver`` (exploration 0.6), seeded, and reads their
+  average policies exactly with :class:`OpenSpielPolicyReader`;
 - :class:`LiteEFGSolver` drives a ``LiteEFG.baselines`` graph with the loop of
   ``LiteEFG.baselines.utils.train`` and measures it with LiteEFG's own ``exploitability``.
 
@@ -12,6 +15,14 @@ benchmarks can halve it into exploitability for two-player zero-sum games themse
 
 - cfrkit and OpenSpiel: cfrkit's exact evaluator (OpenSpiel's average policy is read back with
   ``cfrkit.openspiel.from_openspiel_policy``; the two evaluators agree to 1e-9).
+- OpenSpiel's MCCFR solvers return a C++ ``CFRAveragePolicy``, not a tabular policy: it falls
+  back to a uniform policy at information states the solver never reached, and that fallback
+  answers for states only, so ``pyspiel.nash_conv`` on it fails wherever one is left (Leduc:
+  "GetStatePolicy(const std::string&) unimplemented"). :class:`OpenSpielPolicyReader` walks the
+  OpenSpiel game once, keeps one state per information state of the compiled game, and asks
+  the policy ``get_state_policy_as_parallel_vectors(state)`` for each; the table it builds is
+  evaluated by cfrkit (on Kuhn it matches ``pyspiel.nash_conv`` of the same policy to 1e-12:
+  :func:`check_reader`).
 - LiteEFG: ``env.exploitability(strategy, average)`` returns one best-response gain per player
   (uniform Kuhn: [0.375, 0.5417]), so its sum is NashConv (0.9167); :func:`liteefg_convention`
   checks this against cfrkit's evaluator on the policy LiteEFG exports.
@@ -75,6 +86,9 @@ TRAINER_NAMES = (
     "DCFRPlus",
     "PDCFRPlus",
 )
+#: cfrkit's Monte Carlo trainers (seeded; seed=0 in the adapters). Not in TRAINER_NAMES, so
+#: compare.py and plot_convergence.py keep their rows; time_to_epsilon.py adds them.
+SAMPLED_TRAINER_NAMES = ("ExternalSamplingCFR", "OutcomeSamplingCFR")
 
 Log = Callable[[str], None]
 
@@ -157,13 +171,18 @@ class Solver:
 
 
 class CfrkitSolver(Solver):
-    """A cfrkit trainer (seed=0 where it takes one); NashConv by cfrkit's exact evaluator."""
+    """A cfrkit trainer (seed=0 where it takes one, unless ``options`` give another);
+    NashConv by cfrkit's exact evaluator. ``options`` are more constructor arguments (e.g. a
+    ``rule``), ``name`` replaces the default ``cfrkit <class name>``."""
 
     family = "cfrkit"
 
-    def __init__(self, cls: type, compiled: cfrkit.CompiledGame) -> None:
+    def __init__(
+        self, cls: type, compiled: cfrkit.CompiledGame, name: str | None = None, **options: Any
+    ) -> None:
         kwargs = {"seed": 0} if "seed" in inspect.signature(cls).parameters else {}
-        self.name = f"cfrkit {cls.__name__}"
+        kwargs.update(options)
+        self.name = name or f"cfrkit {cls.__name__}"
         self.compiled = compiled
         self.trainer = cls(compiled, **kwargs)
 
@@ -209,6 +228,121 @@ class OpenSpielSolver(Solver):
 
     def nash_conv(self) -> float:
         return cfrkit.nash_conv(self.compiled, self.policy())
+
+
+class OpenSpielPolicyReader:
+    """Reads any OpenSpiel policy (one that answers for states) into a cfrkit Policy exactly.
+
+    Construction walks the OpenSpiel game once (about 7 microseconds per history, as
+    ``from_openspiel``) and keeps, for every information state of ``compiled``, one OpenSpiel
+    state in it. :meth:`read` then asks the policy for each of them -- one C++ call per
+    information state (Leduc 936, liar's dice 24,576) -- and fills cfrkit's table. Policies of
+    perfect-recall games are functions of the information state, so any state of it will do.
+    """
+
+    def __init__(self, compiled: cfrkit.CompiledGame) -> None:
+        game = compiled.game
+        index = compiled.key_index
+        states: list[Any] = [None] * compiled.num_infosets
+        missing = compiled.num_infosets
+        stack = [game.openspiel_game.new_initial_state()]
+        while stack and missing:
+            state = stack.pop()
+            if state.is_terminal():
+                continue
+            if not state.is_chance_node():
+                player = state.current_player()
+                text = state.information_state_string(player)
+                key = f"p{player}|{text}" if game.keys_per_player else text
+                i = index.get(key)
+                if i is not None and states[i] is None:
+                    states[i] = state
+                    missing -= 1
+            stack.extend(state.child(a) for a in state.legal_actions())
+        if missing:
+            raise ValueError(f"{missing} information states of {game!r} not found in OpenSpiel")
+        self.compiled = compiled
+        self.states = states
+        first = compiled.tree.infoset_first_slot
+        self._slices = [slice(int(first[i]), int(first[i]) + len(actions))
+                        for i, actions in enumerate(compiled.infoset_actions)]
+        self._actions = [list(actions) for actions in compiled.infoset_actions]
+
+    def read(self, policy: Any) -> cfrkit.Policy:
+        """``policy`` (e.g. ``pyspiel.ExternalSamplingMCCFRSolver.average_policy()``) as a cfrkit
+        Policy of the compiled game; raises ValueError if it names an action the game does
+        not have at some information state."""
+        table = np.zeros(self.compiled.tree.num_action_slots)
+        ask = policy.get_state_policy_as_parallel_vectors
+        for state, where, actions in zip(self.states, self._slices, self._actions):
+            theirs, probabilities = ask(state)
+            if theirs == actions:  # OpenSpiel lists legal actions in the same order
+                table[where] = probabilities
+            else:
+                row = dict(zip(theirs, probabilities))
+                if set(row) - set(actions):
+                    raise ValueError(f"policy has actions {sorted(set(row) - set(actions))} "
+                                     f"that the game does not at {state}")
+                table[where] = [row.get(a, 0.0) for a in actions]
+        return cfrkit.Policy(self.compiled, table, normalise=True)
+
+
+#: OpenSpiel's sampled solvers: kind -> pyspiel class name
+OPENSPIEL_MCCFR = {"ES": "ExternalSamplingMCCFRSolver", "OS": "OutcomeSamplingMCCFRSolver"}
+
+
+class OpenSpielMCCFRSolver(Solver):
+    """OpenSpiel's C++ external- (``kind="ES"``, simple averaging, OpenSpiel's default) or
+    outcome-sampling (``kind="OS"``, exploration 0.6, OpenSpiel's default) MCCFR solver,
+    seeded; ``step(n)`` calls ``run_iteration()`` n times (one iteration = one pass per
+    player, as cfrkit's). Its average policy is read by :class:`OpenSpielPolicyReader` and
+    measured by cfrkit's exact evaluator."""
+
+    family = "OpenSpiel"
+
+    def __init__(
+        self, kind: str, compiled: cfrkit.CompiledGame, seed: int = 0,
+        reader: OpenSpielPolicyReader | None = None,
+    ) -> None:
+        game = compiled.game.openspiel_game
+        if kind == "ES":
+            self.solver = pyspiel.ExternalSamplingMCCFRSolver(
+                game, seed=seed, avg_type=pyspiel.MCCFRAverageType.SIMPLE)
+        elif kind == "OS":
+            self.solver = pyspiel.OutcomeSamplingMCCFRSolver(game, seed=seed, epsilon=0.6)
+        else:
+            raise ValueError(f"kind must be 'ES' or 'OS', got {kind!r}")
+        self.name = f"OpenSpiel {OPENSPIEL_MCCFR[kind]} (C++)"
+        self.compiled = compiled
+        self.reader = reader or OpenSpielPolicyReader(compiled)
+
+    def step(self, n: int) -> None:
+        run = self.solver.run_iteration
+        for _ in range(n):
+            run()
+
+    def policy(self) -> cfrkit.Policy:
+        """OpenSpiel's average policy, read into a cfrkit Policy."""
+        return self.reader.read(self.solver.average_policy())
+
+    def nash_conv(self) -> float:
+        return cfrkit.nash_conv(self.compiled, self.policy())
+
+
+def check_reader(compiled: cfrkit.CompiledGame, iterations: int = 2000) -> float:
+    """The largest difference between cfrkit's NashConv of what the reader reads and
+    ``pyspiel.nash_conv`` of OpenSpiel's own average policy, for both MCCFR solvers after
+    ``iterations`` iterations. OpenSpiel's nash_conv works only once the solver has reached
+    every information state (else it fails, see the module docstring): Kuhn after a few
+    hundred iterations, not Leduc (raises ``pyspiel.SpielError`` there)."""
+    worst = 0.0
+    reader = OpenSpielPolicyReader(compiled)
+    for kind in OPENSPIEL_MCCFR:
+        solver = OpenSpielMCCFRSolver(kind, compiled, seed=1, reader=reader)
+        solver.step(iterations)
+        theirs = pyspiel.nash_conv(compiled.game.openspiel_game, solver.solver.average_policy())
+        worst = max(worst, abs(theirs - solver.nash_conv()))
+    return worst
 
 
 @dataclass(frozen=True)
@@ -305,6 +439,12 @@ def cfrkit_trainer_classes(log: Log, names: Iterable[str] = TRAINER_NAMES) -> li
     return found
 
 
+def is_sampled(name: str) -> bool:
+    """Whether the solver of this entry name samples (its results depend on its seed)."""
+    return name in {f"cfrkit {n}" for n in SAMPLED_TRAINER_NAMES} | {
+        f"OpenSpiel {cls} (C++)" for cls in OPENSPIEL_MCCFR.values()}
+
+
 def solver_entries(
     compiled: cfrkit.CompiledGame,
     peers: Iterable[str],
@@ -312,7 +452,8 @@ def solver_entries(
     trainers: Iterable[str] = TRAINER_NAMES,
 ) -> list[Entry]:
     """Every solver that runs on ``compiled``: cfrkit's trainers, then the ``peers`` named
-    (``"openspiel"``, ``"liteefg"``), logging what is skipped and why."""
+    (``"openspiel"``: CFRSolver and CFRPlusSolver; ``"openspiel-mccfr"``: the external- and
+    outcome-sampling MCCFR solvers, seed 0; ``"liteefg"``), logging what is skipped and why."""
     peers = {p.lower() for p in peers}
     entries = [
         Entry(f"cfrkit {cls.__name__}", "cfrkit", lambda cls=cls: CfrkitSolver(cls, compiled))
@@ -326,6 +467,19 @@ def solver_entries(
             entries.append(
                 Entry(f"OpenSpiel {cls.__name__} (C++)", "OpenSpiel",
                       lambda cls=cls: OpenSpielSolver(cls, compiled))
+            )
+    if "openspiel-mccfr" in peers:
+        readers: list[OpenSpielPolicyReader] = []  # one walk of the game, by the first solver
+
+        def make_mccfr(kind: str) -> OpenSpielMCCFRSolver:
+            if not readers:
+                readers.append(OpenSpielPolicyReader(compiled))
+            return OpenSpielMCCFRSolver(kind, compiled, seed=0, reader=readers[0])
+
+        for kind, cls_name in OPENSPIEL_MCCFR.items():
+            entries.append(
+                Entry(f"OpenSpiel {cls_name} (C++)", "OpenSpiel",
+                      lambda kind=kind: make_mccfr(kind))
             )
     if leg is None:
         log("  LiteEFG: not installed (pip install liteefg), skipped")

@@ -1,8 +1,9 @@
 """Iterations and training seconds each solver needs to reach an exploitability target.
 
 Every cfrkit trainer this cfrkit exports runs side by side, in one process, with OpenSpiel's
-C++ ``CFRSolver`` and ``CFRPlusSolver`` and LiteEFG's CFR, CFR+, DCFR and PCFR+ (the adapters
-of ``peers.py``, which also says how each peer is trained and evaluated), on the same tree:
+C++ ``CFRSolver`` and ``CFRPlusSolver``, OpenSpiel's C++ ``ExternalSamplingMCCFRSolver`` and
+``OutcomeSamplingMCCFRSolver`` and LiteEFG's CFR, CFR+, DCFR and PCFR+ (the adapters of
+``peers.py``, which also says how each peer is trained and evaluated), on the same tree:
 
 - Kuhn (``kuhn_poker``) and Leduc (``leduc_poker``): exploitability (= NashConv / 2) <= 1e-3,
   1e-4 and 1e-5;
@@ -30,8 +31,26 @@ How it measures, per solver and game:
    solvers are deterministic (cfrkit trainers taking a seed get seed=0); the first rerun's
    value is checked against the search run's.
 
-The last table gives, per game and target, the best cfrkit trainer's seconds against the
-fastest peer's: ratio = peer seconds / cfrkit seconds (above 1: cfrkit is faster).
+The sampled solvers -- cfrkit's ``ExternalSamplingCFR`` and ``OutcomeSamplingCFR`` and
+OpenSpiel's ``ExternalSamplingMCCFRSolver`` (simple averaging) and ``OutcomeSamplingMCCFRSolver``
+(epsilon 0.6) -- run through the same steps with seed 0 (cfrkit's ``seed=0``, OpenSpiel's
+``seed=0``): one seed, one search run. Their NashConv curves are noisy, so a crossing is that
+seed's first checkpoint at or below the target, one draw of a random quantity (and the
+crossings of cfrkit and OpenSpiel, whose random streams differ, are two independent draws);
+for medians over seeds, agreement in distribution and the targets within MCCFR's reach, run
+``benchmarks/mccfr.py``. A seed fixes every draw, so the reruns train to the same iterates
+(the determinism check applies to them as to the rest). OpenSpiel's MCCFR policies are read
+state by state (``peers.OpenSpielPolicyReader``; its one walk of the game is in the setup of
+the first OpenSpiel MCCFR solver of each game). The targets here are mostly beyond
+MCCFR within the cap (its error falls like 1/sqrt(iterations)): those cells show ``>cap``,
+and the last column where the run stopped. ``--no-sampled`` leaves them out (the run and its
+output are then those of the deterministic solvers alone, as before they were added); they add
+about 4 x ``--cap`` seconds per game.
+
+The last tables give, per game and target, the best cfrkit trainer's seconds against the
+fastest peer's, among the deterministic solvers: ratio = peer seconds / cfrkit seconds (above
+1: cfrkit is faster); and the same algorithm sampled by cfrkit and by OpenSpiel (ES against
+ES, OS against OS, seed 0 each), where ``>`` marks a lower bound (OpenSpiel stopped at the cap).
 
 Absolute times drift on a shared machine; the ratios are of solvers measured in the same run.
 Iteration counts of two implementations of one algorithm match on Kuhn, but on Leduc regret
@@ -39,8 +58,9 @@ matching amplifies rounding (cfrkit's DiscountedCFR and LiteEFG's DCFR agree to 
 iterations and differ by 1e-3 relative at 100), so their crossings of 1e-5 can lie far apart.
 LiteEFG's CFR+ and PCFR+ also average differently (see ``peers.py``).
 
-    python benchmarks/time_to_epsilon.py                  # Kuhn, Leduc, 3p Kuhn: ~15 minutes
-    python benchmarks/time_to_epsilon.py --quick          # --cap 10 --repeats 3: ~3 minutes
+    python benchmarks/time_to_epsilon.py                  # Kuhn, Leduc, 3p Kuhn: ~27 minutes
+    python benchmarks/time_to_epsilon.py --no-sampled     # without MCCFR: ~15 minutes
+    python benchmarks/time_to_epsilon.py --quick          # --cap 10 --repeats 3: ~5 minutes
     python benchmarks/time_to_epsilon.py --games leduc --peers liteefg --json leduc.json
 
 Measures; never asserts.
@@ -58,12 +78,14 @@ from typing import TypeVar
 
 from peers import (
     GAMES,
+    SAMPLED_TRAINER_NAMES,
     TRAINER_NAMES,
     Entry,
     LoadedGame,
     Log,
     checkpoints,
     fmt_time,
+    is_sampled,
     leg,
     liteefg_convention,
     load_game,
@@ -235,7 +257,8 @@ def fastest(results: list[Result], target: float, cfrkit_family: bool) -> Result
 
 
 def ratio_rows(label: str, metric: Metric, results: list[Result], cap: float) -> list[list[str]]:
-    """Per target: the best cfrkit trainer against the fastest peer."""
+    """Per target: the best cfrkit trainer against the fastest peer (deterministic solvers)."""
+    results = [r for r in results if not is_sampled(r.name)]
     rows = []
     for target in metric.targets:
         ours, peer = fastest(results, target, True), fastest(results, target, False)
@@ -253,6 +276,34 @@ def ratio_rows(label: str, metric: Metric, results: list[Result], cap: float) ->
             else f"{peer.name}: {cell(peer, target, cap)}",
             ratio,
         ])
+    return rows
+
+
+SAMPLED_PAIRS = (  # (algorithm, cfrkit trainer, OpenSpiel solver)
+    ("ES", "cfrkit ExternalSamplingCFR", "OpenSpiel ExternalSamplingMCCFRSolver (C++)"),
+    ("OS", "cfrkit OutcomeSamplingCFR", "OpenSpiel OutcomeSamplingMCCFRSolver (C++)"),
+)
+
+
+def sampled_ratio_rows(label: str, metric: Metric, results: list[Result],
+                       cap: float) -> list[list[str]]:
+    """Per target and sampling algorithm: cfrkit's trainer against OpenSpiel's (seed 0)."""
+    by_name = {r.name: r for r in results}
+    rows = []
+    for algorithm, ours_name, theirs_name in SAMPLED_PAIRS:
+        ours, theirs = by_name.get(ours_name), by_name.get(theirs_name)
+        if ours is None or theirs is None:
+            continue
+        for target in metric.targets:
+            a, b = ours.seconds(target), theirs.seconds(target)
+            if a is None:
+                ratio = "-"
+            elif b is None:
+                ratio = ">" + fmt_ratio(cap / a) if theirs.capped else "-"
+            else:
+                ratio = fmt_ratio(b / a)
+            rows.append([label, algorithm, f"{metric.name} <= {fmt_target(target)}",
+                         cell(ours, target, cap), cell(theirs, target, cap), ratio])
     return rows
 
 
@@ -291,13 +342,14 @@ def run_game(game: LoadedGame, args: argparse.Namespace, log: Log) -> tuple[list
                "nodes": compiled.num_nodes, "players": compiled.num_players,
                "compile_seconds": game.compile_seconds,
                "solvers": {r.name: r.as_json() for r in results},
-               "ratios": ratio_rows(game.spec.label, metric, results, args.cap)}
+               "ratios": ratio_rows(game.spec.label, metric, results, args.cap),
+               "sampled_ratios": sampled_ratio_rows(game.spec.label, metric, results, args.cap)}
     return lines, payload
 
 
 def run(args: argparse.Namespace, out: Log = print) -> dict:
     """Measure every game in ``args.games``, print the tables, return the JSON payload."""
-    results, tables, ratios = {}, [], []
+    results, tables, ratios, sampled_ratios = {}, [], [], []
     evaluator_warm = False
     for key in args.games:
         game = load_game(GAMES[key], out)
@@ -313,6 +365,7 @@ def run(args: argparse.Namespace, out: Log = print) -> dict:
         lines, payload = run_game(game, args, out)
         tables.append(lines)
         ratios.extend(payload["ratios"])
+        sampled_ratios.extend(payload["sampled_ratios"])
         results[key] = payload
     out("")
     out(f"Checkpoints: every iteration up to ~32, then ~{(GROWTH - 1) * 100:.0f}% apart, so an "
@@ -325,10 +378,19 @@ def run(args: argparse.Namespace, out: Log = print) -> dict:
         for line in lines:
             out(line)
     out("")
-    out("Best cfrkit trainer vs fastest peer (ratio = peer seconds / cfrkit seconds; "
+    among = " among the deterministic solvers" if sampled_ratios else ""
+    out(f"Best cfrkit trainer vs fastest peer{among} (ratio = peer seconds / cfrkit seconds; "
         "above 1: cfrkit is faster)")
     out("")
     print_table(["game", "target", "best cfrkit", "fastest peer", "ratio"], ratios, out)
+    if sampled_ratios:
+        out("")
+        out("MCCFR, the same algorithm in cfrkit and OpenSpiel, seed 0 each (one draw of a noisy "
+            "crossing; medians over seeds: benchmarks/mccfr.py); ratio = OpenSpiel seconds / "
+            "cfrkit seconds, '>': OpenSpiel stopped at the cap (a lower bound)")
+        out("")
+        print_table(["game", "algorithm", "target", "cfrkit", "OpenSpiel", "ratio"],
+                    sampled_ratios, out)
     return results
 
 
@@ -346,10 +408,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "(default 5, --quick 3)")
     parser.add_argument("--peer-repeats", type=int, default=0,
                         help="timed reruns per peer (default 0: the search run's time)")
-    parser.add_argument("--peers", default="openspiel,liteefg",
-                        help="peers to run: openspiel, liteefg (default both; '' for none)")
-    parser.add_argument("--trainers", default=",".join(TRAINER_NAMES),
-                        help="cfrkit trainers to run (default: every one cfrkit exports)")
+    parser.add_argument("--peers", default="openspiel,openspiel-mccfr,liteefg",
+                        help="peers to run: openspiel (CFR, CFR+), openspiel-mccfr (external "
+                             "and outcome sampling, seed 0), liteefg (default all; '' for none)")
+    parser.add_argument("--trainers", default=",".join(TRAINER_NAMES + SAMPLED_TRAINER_NAMES),
+                        help="cfrkit trainers to run (default: every one cfrkit exports, the "
+                             "sampled ones with seed 0)")
+    parser.add_argument("--no-sampled", action="store_true",
+                        help="leave out the sampled solvers (cfrkit's and OpenSpiel's MCCFR)")
     parser.add_argument("--targets", default=None,
                         help="comma-separated targets replacing the defaults (1e-3,1e-4,1e-5 "
                              "exploitability for 2 players, 1e-3 NashConv for more)")
@@ -370,6 +436,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"unknown game(s) {unknown}; choose from {list(GAMES)}")
     args.peers = {p.strip().lower() for p in args.peers.split(",") if p.strip()}
     args.trainers = [t.strip() for t in args.trainers.split(",") if t.strip()]
+    if args.no_sampled:
+        args.peers.discard("openspiel-mccfr")
+        args.trainers = [t for t in args.trainers if t not in SAMPLED_TRAINER_NAMES]
     if args.targets is not None:
         args.targets = tuple(sorted({float(t) for t in args.targets.split(",") if t.strip()},
                                     reverse=True))
