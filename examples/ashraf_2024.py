@@ -172,10 +172,12 @@ class _Tee:
 def header(args) -> str:
     command = shlex.join(["python", f"examples/{NAME}.py", *sys.argv[1:]])
     quick = "  (quick mode: small sizes)" if args.quick else ""
+    load = f", load average {os.getloadavg()[0]:.1f} at the start" if hasattr(os, "getloadavg") else ""
     return (
         f"$ {command}{quick}\n"
         f"# {datetime.date.today()}, Python {platform.python_version()}, numpy {np.__version__}, "
-        f"{os.cpu_count()} cores; timings are wall-clock seconds on this machine\n"
+        f"{os.cpu_count()} cores{load};\n# timings are wall-clock seconds on this machine, "
+        "noisy when it is shared\n"
     )
 
 
