@@ -210,7 +210,10 @@ def marks(n: int) -> np.ndarray:
 def save(fig, path: Path) -> None:
     fig.savefig(path, dpi=100)
     plt.close(fig)
-    print(f"[figure] {path}")
+    shown = path.resolve()
+    with contextlib.suppress(ValueError):  # relative to the working directory where it can be
+        shown = shown.relative_to(Path.cwd().resolve())
+    print(f"[figure] {shown}")
 
 
 def normalised(row) -> np.ndarray:
@@ -340,7 +343,7 @@ def scenario_tables(scenario: dict, run: dict, sizes: tuple[int, int]) -> list[l
     return summary
 
 
-def strategy_figure(game_name: str, scenarios: list[dict], runs: list[dict], sizes, out: Path):
+def strategy_figure(game_name: str, scenarios: list[dict], runs: list[dict], out: Path):
     fig, axes = plt.subplots(1, len(scenarios), figsize=(12, 3.6), layout="constrained",
                              sharey=True)
     for ax, scenario, run in zip(axes, scenarios, runs):
@@ -485,7 +488,7 @@ def main(argv: list[str] | None = None) -> None:
             runs = [run_scenario(s, sizes, args.seed) for s in scenarios]
             for scenario, run in zip(scenarios, runs):
                 summary += scenario_tables(scenario, run, sizes)
-            strategy_figure(game_name, scenarios, runs, sizes, out)
+            strategy_figure(game_name, scenarios, runs, out)
         summary += kuhn_section(kuhn_sizes, out)
 
         section("Summary: average error, gap (what a best response gains), seconds")

@@ -175,7 +175,10 @@ def marks(n: int) -> np.ndarray:
 def save(fig, path: Path) -> None:
     fig.savefig(path, dpi=100)
     plt.close(fig)
-    print(f"[figure] {path}")
+    shown = path.resolve()
+    with contextlib.suppress(ValueError):  # relative to the working directory where it can be
+        shown = shown.relative_to(Path.cwd().resolve())
+    print(f"[figure] {shown}")
 
 
 # -- Figures 7.3 / 7.4 and Table 7.3: sampled runs, several trials --------------------------------
