@@ -8,11 +8,11 @@ average strategy weighted by the player's own reach. In cfrkit that is
 each player's pass).
 
 Where the numbers come from. The tutorial page shows no results; its "Open in Colab" notebook,
-``labml_nn/cfr/kuhn/experiment.ipynb`` (as committed in labmlai/annotated_deep_learning_paper_
-implementations between December 2021, commit 748de534, and June 2024, before its outputs were
-cleared), ran 1,000,000 iterations in 830,490 ms (with per-iteration tracking of 36 series to
-SQLite) and printed each infoset's average probability of betting: A 100.0%, Ab 100.0%, K 0.0%,
-Kb 33.5%, Q 33.2%, Qb 0.0%.
+``labml_nn/cfr/kuhn/experiment.ipynb`` in labmlai/annotated_deep_learning_paper_implementations
+(the same saved output from commit 42d894ea, June 2021, until the outputs were cleared in June
+2024, commit 391fa391), ran 1,000,000 iterations in 830,490 ms (with per-iteration tracking of
+36 series to SQLite) and printed each infoset's average probability of betting: A 100.0%,
+Ab 100.0%, K 0.0%, Kb 33.5%, Q 33.2%, Qb 0.0%.
 
 The game the tutorial codes is not Kuhn's. Its ``labml_nn.cfr.kuhn`` module deals A > K > Q,
 and a pass by the first player ends the game at a showdown for 1 (the history is terminal as
