@@ -32,15 +32,12 @@ import os
 import time
 from pathlib import Path
 
-os.environ.setdefault("MPLBACKEND", "Agg")  # a script writing PNGs: no window
-
+import matplotlib.pyplot as plt
 import numpy as np
 
 import cfrkit
 import cfrkit.plot
 from cfrkit.games import KuhnPoker, LeducPoker
-
-import matplotlib.pyplot as plt  # noqa: E402  (after cfrkit.plot, which checks it is installed)
 
 QUICK_ENV = "CFRKIT_EXAMPLES_QUICK"
 
@@ -58,16 +55,18 @@ ALGORITHMS = {
 
 #: the report's systems and where they stand in cfrkit
 SCOPE = [
-    ("XFP (1.2)", "tabular", "cfrkit.FictitiousPlay: the report's update rule; OpenSpiel's "
-     "XFPSolver bit for bit"),
-    ("NFSP (1.2.1)", "neural", "out of scope: a DQN best response and an MLP average policy, "
-     "trained from sampled play"),
-    ("CFR (1.3)", "tabular", "cfrkit.VanillaCFR: regret matching, eq. (5); OpenSpiel's "
-     "CFRSolver iterate for iterate"),
-    ("RCFR (1.3.1)", "neural*", "out of scope: regrets from a regressor (the report: a "
-     "feed-forward network); with an exact tabular regressor it is CFR"),
-    ("Deep CFR (1.3.2)", "neural", "out of scope: value and policy networks trained on MCCFR "
-     "samples; its sampler alone is cfrkit.ExternalSamplingCFR"),
+    ("XFP (1.2)", "tabular",
+     "cfrkit.FictitiousPlay: the report's update rule; OpenSpiel's XFPSolver bit for bit"),
+    ("NFSP (1.2.1)", "neural",
+     "out of scope: a DQN best response and an MLP average policy, trained from sampled play"),
+    ("CFR (1.3)", "tabular",
+     "cfrkit.VanillaCFR: regret matching, eq. (5); OpenSpiel's CFRSolver iterate for iterate"),
+    ("RCFR (1.3.1)", "neural*",
+     ("out of scope: regrets from a regressor (the report: a feed-forward network); with an "
+      "exact tabular regressor it is CFR")),
+    ("Deep CFR (1.3.2)", "neural",
+     ("out of scope: value and policy networks trained on MCCFR samples; its sampler alone is "
+      "cfrkit.ExternalSamplingCFR")),
     ("ensemble (3)", "-", "a question in the report, with no method given: not reproduced"),
 ]
 
@@ -207,7 +206,8 @@ def main(argv: list[str] | None = None) -> None:
             cells = []
             for t in targets:
                 hit = np.flatnonzero(record.exploitability <= t)
-                cells.append(f"{int(record.iterations[hit[0]]):>11,}" if hit.size else f"{'>' + format(iterations, ','):>11}")
+                text = f"{int(record.iterations[hit[0]]):,}" if hit.size else f">{iterations:,}"
+                cells.append(f"{text:>11}")
             print(f"{name:<9}" + "".join(cells))
 
         # the report's definitions, on XFP's final policy
@@ -223,6 +223,7 @@ def main(argv: list[str] | None = None) -> None:
         print("OpenSpiel cross-check (its C++ CFRSolver / CFRPlusSolver, its Python XFPSolver; "
               "each side scored by its own exploitability code):")
         cross = {}
+        print(f"  {'solver':<7}{'iterations':>10}{'OpenSpiel':>16}{'cfrkit':>16}{'difference':>12}")
         for name, points in os_points.items():
             start = time.perf_counter()
             theirs = openspiel_points(name, os_name, points)
@@ -233,17 +234,16 @@ def main(argv: list[str] | None = None) -> None:
             cross[name] = theirs
             ours = run(name, game, points)[0]
             mine = dict(zip(ours.iterations.tolist(), ours.exploitability.tolist()))
-            print(f"  {name:<5}" + "  ".join(
-                f"{n:>5,}: OpenSpiel {theirs[n]:.10f} cfrkit {mine[n]:.10f} (diff {abs(theirs[n] - mine[n]):.0e})"
-                for n in points[-2:]) + f"   [{elapsed:.1f} s OpenSpiel]")
+            for n in points:
+                print(f"  {name:<7}{n:>10,}{theirs[n]:>16.10f}{mine[n]:>16.10f}"
+                      f"{abs(theirs[n] - mine[n]):>12.1e}")
             worst = max(abs(theirs[n] - mine[n]) for n in points)
-            note = ""
             if worst > 1e-9:
                 first = next(n for n in points if abs(theirs[n] - mine[n]) > 1e-9)
-                note = (f" -- equal to 1e-9 up to {points[points.index(first) - 1]:,} iterations, "
-                        "then apart by rounding: regret matching amplifies last-bit differences "
-                        "between two correct implementations over long Leduc runs")
-            print(f"        largest difference over iterations {points}: {worst:.1e}{note}")
+                print(f"  {'':<7}equal to 1e-9 up to {points[points.index(first) - 1]:,} "
+                      "iterations, then apart by rounding: regret matching amplifies last-bit "
+                      "differences between two correct implementations over long Leduc runs")
+            print(f"  {'':<7}({elapsed:.1f} s for OpenSpiel's {name})")
 
         fig, ax = plt.subplots(figsize=(7, 4.8), layout="constrained")
         cfrkit.plot.convergence(list(records.values()), ax, x="iterations",

@@ -31,15 +31,12 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-os.environ.setdefault("MPLBACKEND", "Agg")  # a script writing PNGs: no window
-
+import matplotlib.pyplot as plt
 import numpy as np
 
 import cfrkit
 import cfrkit.plot
 from cfrkit.games import KuhnPoker
-
-import matplotlib.pyplot as plt  # noqa: E402  (after cfrkit.plot, which checks it is installed)
 
 QUICK_ENV = "CFRKIT_EXAMPLES_QUICK"
 VALUE = -1.0 / 36.0  # the game value for the first player (exact LP in tests/test_kuhn_variants.py)
@@ -394,9 +391,9 @@ def main(argv: list[str] | None = None) -> None:
     header = POST_RESULT_TABLE.splitlines()[0]
     left = [header] + result_rows(post_table, post_keys)
     right = [header] + result_rows(table, post_keys)
-    print(f"\nResult tables, won/games in the post's convention (won = stack at the end minus "
-          f"stack when choosing; cfrkit's learner records the hand's utility, converted here by "
-          f"adding games x chips already in):")
+    print("\nResult tables, won/games in the post's convention (won = stack at the end minus "
+          "stack when choosing; cfrkit's learner records the hand's utility, converted here by "
+          "adding games x chips already in):")
     print(f"{'the post (10^10 games, transcribed)':<46}|  cfrkit, seed {seeds[0]}, "
           f"{max_games:,} games")
     for a, b in zip(left, right):
@@ -420,8 +417,8 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((str(player + 1), CARD_NAMES[card], post_plays[k],
                      plans(learned, player, card), plans(cfr_policy, player, card)))
     rows.append(("", "", "", "", ""))
-    rows.append(("", "", "After an opening bet: player 2 with the card facing it (fold/call/"
-                 "raise); player 1 with the card, raised (fold/call):", "", ""))
+    rows.append(("", "", ("After an opening bet: player 2 with the card facing it (fold/call/"
+                          "raise); player 1 with the card, raised (fold/call):"), "", ""))
     for card in "QKA":
         rows.append(("2 / 1", CARD_NAMES[card], facing_bet(post_policy, card),
                      facing_bet(learned, card), facing_bet(cfr_policy, card)))
@@ -482,13 +479,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nThe post's strategy table is not an equilibrium: NashConv {ev.nash_conv:.4f} "
           f"(exploitability {ev.nash_conv / 2:.4f} chips per hand); played against itself it "
           f"gives player 1 {ev.values[0]:+.4f}, not {VALUE:+.4f}.")
-    print(f"- Player 2's half is a best response to player 1's (gain {ev.player_improvements[1]:.1e}):"
-          f" {dict(best1.policy)}.")
+    print("- Player 2's half is a best response to player 1's (gain "
+          f"{ev.player_improvements[1]:.1e}): {dict(best1.policy)}.")
     print(f"- Player 1 gains {ev.player_improvements[0]:.4f} by deviating, to "
           f"{dict(best0.policy)}: opening bets exploit the off-path advice (player 2 folds a queen "
           "and half its kings to a bet).")
-    print(f"- Player 1's never-bet half concedes {s0:.4f} (= {Fraction(s0).limit_denominator(1000)})"
-          " against the value whatever its "
+    print(f"- Player 1's never-bet half concedes {s0:.4f} "
+          f"(= {Fraction(s0).limit_denominator(1000)}) against the value whatever its "
           f"off-path cells say (they are never reached); player 2's half concedes {s1:.4f} as "
           "advised.")
     # the best completion of player 2's cells the post's tables leave open (after an opening bet,
@@ -514,7 +511,8 @@ def main(argv: list[str] | None = None) -> None:
         for i, (name, (its, secs, ncs)) in enumerate(curves.items()):
             x = its if xs == "count" else secs
             keep = x > 0
-            ax.plot(x[keep], np.maximum(ncs[keep], 1e-16), color=f"C{i}", label=f"{name} (iterations)")
+            ax.plot(x[keep], np.maximum(ncs[keep], 1e-16), color=f"C{i}",
+                    label=f"{name} (iterations)")
         for j, seed in enumerate(seeds):
             its, secs, ncs = lcurves[seed]
             x = its if xs == "count" else secs
