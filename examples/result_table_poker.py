@@ -562,14 +562,15 @@ def main(argv: list[str] | None = None) -> None:
     print(f"- cfrkit's learner, the post's rules, {len(seeds)} seed(s) x {max_games:,} games: "
           f"NashConv between {min(ranges[0]):.3f} and {max(ranges[1]):.3f} along the way, "
           f"{', '.join(f'{v:.3f}' for v in final.values())} at the end.")
-    if any(final[s] > 2 * lcurves[s][2].min() for s in seeds):
+    # "settles": never more than twice its lowest NashConv again, once that is reached
+    if any(c[2][int(np.argmin(c[2])):].max() > 2 * c[2].min() for c in lcurves.values()):
         print("  It does not settle: NashConv climbs back up after its lowest point, so more games "
               "do not bring the recommendation closer to equilibrium, and the post's guess that "
               "the method is 'equivalent to CRM' is not borne out (CFR's NashConv falls steadily "
               "to rounding level).")
     else:
-        print("  Still falling at the end of this short run; the full run (10^9 games per seed) "
-              "shows whether it settles.")
+        print("  It has not climbed back up in this run; a longer run (the full run: 10^9 games "
+              "per seed) shows whether it settles.")
     print(f"\nfigures: {', '.join(sorted(p.name for p in out.glob('*.png')))} in {out}")
 
 
