@@ -15,7 +15,6 @@ refreshed strategy; otherwise every pass sees the same profile and all update at
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from .chance import draw_sample
@@ -105,10 +104,9 @@ def run_pruned(
     return touched
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def run_chance_sampled(
-    tree, statics, state, scratch, schedule, alternating=True, per_player=False, lower=-np.inf,
-    predictive=False, lazy=False,
+    tree, statics, state, scratch, schedule, alternating, per_player, lower, predictive, lazy,
 ) -> int:
     """Chance-sampled passes, one per player: one sampled outcome per chance node reached,
     every player action walked.
@@ -117,14 +115,9 @@ def run_chance_sampled(
     (``per_player``). Only the visited infosets get average weight, regrets and a refresh;
     with alternating updates under a rule without discounts or predictions, those a sample
     meets once are updated during their pass (see ``sampled_pass``). Simultaneous updates on
-    one shared sample walk it once for everyone: :func:`run_joint_sampled`.
-
-    Switches left out of the call are compiled as constants (numba types an omitted argument
-    by its default value): the trainers leave out ``alternating``, ``predictive`` and ``lazy``
-    for alternating updates under a rule without predictions or discounts, and get a kernel
-    with no code for the other cases -- measured 13% faster per iteration on three-player Kuhn
-    poker than with the switches read at run time (less code in the loops, fewer values kept
-    on the stack), and quicker to compile.
+    one shared sample walk it once for everyone: :func:`run_joint_sampled`; alternating updates
+    under a rule without predictions or discounts run in :func:`run_chance_sampled_plain`,
+    which inlines this driver (``inline`` matters only to calls from other kernels).
     """
     num_players = tree.num_players
     touched = 0
@@ -152,6 +145,23 @@ def run_chance_sampled(
                 )
                 clear_visited(scratch)
     return touched
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def run_chance_sampled_plain(tree, statics, state, scratch, schedule, per_player, lower) -> int:
+    """:func:`run_chance_sampled` for alternating updates under a rule without predictions or
+    discounts (vanilla, regret matching+, linear averaging), those switches constant: the
+    compiled loop carries no code for the other cases. Measured on three-player Kuhn poker: 13%
+    faster per iteration than with the switches read at run time (less code in the loops,
+    fewer values kept on the stack).
+
+    (A separate driver rather than arguments left out of :func:`run_chance_sampled`: numba
+    would compile those as constants too, but then takes its slow path at every call, about
+    0.6 ms with these argument bundles -- 6% of a 10 ms block.)
+    """
+    return run_chance_sampled(
+        tree, statics, state, scratch, schedule, True, per_player, lower, False, False
+    )
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._kernels.drivers import run_chance_sampled, run_joint_sampled
+from .._kernels.drivers import run_chance_sampled, run_chance_sampled_plain, run_joint_sampled
 from .._kernels.random import seed_state
 from ..game import Game
 from ..policy import Policy
@@ -117,9 +117,9 @@ class ChanceSampledCFR(Trainer):
                 "sample_per_player": self._sample_per_player}
 
     def _run(self, schedule: np.ndarray) -> int:
-        # one walk for every player, or a pass per player; for alternating passes under a rule
-        # without predictions or discounts those switches are left out, so numba compiles them
-        # as constants (a faster kernel, compiled on first use like the general one)
+        # one walk for every player, or a pass per player: under a rule without predictions or
+        # discounts, alternating passes have a kernel of their own with those switches constant
+        # (faster; each kernel is compiled on first use)
         tree, plain = self.game.tree, not (self._rule.predictive or self._lazy)
         if not self._alternating and not self._sample_per_player:
             return run_joint_sampled(
@@ -127,9 +127,9 @@ class ChanceSampledCFR(Trainer):
                 self._lower, self._rule.predictive, self._lazy,
             )
         if self._alternating and plain:
-            return run_chance_sampled(
+            return run_chance_sampled_plain(
                 tree, self._statics, self._state, self._scratch, schedule,
-                per_player=self._sample_per_player, lower=self._lower,
+                self._sample_per_player, self._lower,
             )
         return run_chance_sampled(
             tree, self._statics, self._state, self._scratch, schedule,
