@@ -19,9 +19,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .statics import Statics
 from .tree import GameTree
 
-__all__ = ["Scratch", "TrainerState", "new_scratch", "new_state"]
+__all__ = ["Scratch", "TrainerState", "new_scratch", "new_state", "sampling_scratch"]
 
 
 class TrainerState(NamedTuple):
@@ -66,11 +67,21 @@ class Scratch(NamedTuple):
     visited_stamp: np.ndarray  # int64[S]: the epoch in which each infoset was last listed
     visited_count: np.ndarray  # int64[2]: entries used in ``visited``, current epoch
     joint_reach: np.ndarray  # float64[N, P]: every player's own reach (joint sampled walks)
+    # draws on first use (chance.chance_choice; chance-sampled passes draw a whole sample first)
     sampled_child: np.ndarray  # int32[N]: sampled outcome index at each chance node
     sample_stamp: np.ndarray  # int64[N]: the sample id each sampled_child belongs to
     sample_id: np.ndarray  # int64[1]: id of the current chance sample
     work: np.ndarray  # float64[N]: regret-based pruning's settling walk
     subtree_queue: np.ndarray  # int32[N]
+    # chance-sampled passes on the sampling layout (``K`` chance nodes; see
+    # _kernels/sampled_pass.py): ``reach`` and ``joint_reach`` are then by position (the joint
+    # walk keeps each decision node's regret weight in ``reach``)
+    position_value: np.ndarray  # float64[P, N]: v_q by position; terminals fixed to utilities
+    position_own: np.ndarray  # float64[N]: pi_p by position (the pass's own reach)
+    chance_pick: np.ndarray  # int32[K]: region of the outcome drawn at each reached chance node
+    chance_heap: np.ndarray  # int32[K]: chance nodes waiting for their draw (a min-heap)
+    chance_stack: np.ndarray  # int32[2, K + 1]: ranges to resume while cutting out segments
+    segments: np.ndarray  # int32[2, K + 1]: region, and position of the chance node it hangs from
 
 
 def _sized(used: bool, shape: tuple, dtype=np.float64, fill=0) -> np.ndarray:
@@ -141,4 +152,31 @@ def new_scratch(
         sample_id=np.zeros(1, dtype=np.int64),
         work=_sized(regret_pruning, (num_nodes,)),
         subtree_queue=_sized(regret_pruning, (num_nodes,), np.int32),
+        position_value=np.zeros((0, 0)),
+        position_own=np.zeros(0),
+        chance_pick=np.zeros(0, dtype=np.int32),
+        chance_heap=np.zeros(0, dtype=np.int32),
+        chance_stack=np.zeros((0, 0), dtype=np.int32),
+        segments=np.zeros((0, 0), dtype=np.int32),
+    )
+
+
+def sampling_scratch(scratch: Scratch, statics: Statics) -> Scratch:
+    """``scratch`` for chance-sampled passes on the sampling layout (``statics`` built with
+    ``sampling``): its buffers allocated, the breadth-first ones the queued and joint
+    walks used (``value``, ``queue``, ``sampled_child``, ``sample_stamp``) emptied, since these
+    passes never read them. ``reach`` and ``joint_reach`` keep their sizes, indexed by position.
+    """
+    num_chance = statics.chance_slot_start.shape[0] - 1
+    return scratch._replace(
+        value=np.zeros((0, 0)),
+        queue=np.zeros(0, dtype=np.int32),
+        sampled_child=np.zeros(0, dtype=np.int32),
+        sample_stamp=np.zeros(0, dtype=np.int64),
+        position_value=statics.position_utility.copy(),
+        position_own=np.zeros(statics.position_node.shape[0]),
+        chance_pick=np.zeros(num_chance, dtype=np.int32),
+        chance_heap=np.zeros(num_chance, dtype=np.int32),
+        chance_stack=np.zeros((2, num_chance + 1), dtype=np.int32),
+        segments=np.zeros((2, num_chance + 1), dtype=np.int32),
     )

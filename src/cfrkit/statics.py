@@ -1,9 +1,10 @@
 """Static per-game data the kernels read but never write, computed once per compiled game.
 
-Alias tables for sampling chance outcomes, and the value bounds and chance reach that pruning
-needs, depend on the tree alone; they are cached on the :class:`~cfrkit.tree.CompiledGame`, so
-every trainer on one game shares the same arrays. A trainer that needs no piece gets empty
-arrays in its place (the same numba types, so no second compilation).
+Alias tables for sampling chance outcomes, the layout chance-sampled passes walk, and the value
+bounds and chance reach that pruning needs, depend on the tree alone; they are cached on the
+:class:`~cfrkit.tree.CompiledGame`, so every trainer on one game shares the same arrays. A
+trainer that needs no piece gets empty arrays in its place (the same numba types, so no second
+compilation).
 """
 
 from __future__ import annotations
@@ -13,9 +14,22 @@ from typing import NamedTuple
 import numpy as np
 
 from ._kernels import regret_pruning
-from .tree import CHANCE, CompiledGame, GameTree
+from ._kernels.sampled_pass import (
+    DECISION_ACTIONS,
+    DECISION_FIRST_CHILD,
+    DECISION_INFOSET,
+    DECISION_POSITION,
+    DECISION_SLOT,
+    EDGE_FAMILY,
+    EDGE_SLOT,
+    INNER_PARENT,
+    INNER_PLAYER,
+    INNER_POSITION,
+    INNER_SLOT,
+)
+from .tree import CHANCE, DECISION, TERMINAL, CompiledGame, GameTree
 
-__all__ = ["Statics", "alias_tables", "pruning_bounds", "statics_for"]
+__all__ = ["Statics", "alias_tables", "sampling_layout", "pruning_bounds", "statics_for"]
 
 
 class Statics(NamedTuple):
@@ -28,10 +42,38 @@ class Statics(NamedTuple):
     upper_bound: np.ndarray  # float64[P, N]: U_p, the most p can get below each node
     chance_reach: np.ndarray  # float64[N]: product of the chance probabilities on the path
     last_slot: np.ndarray  # int32[P, N]: each player's last slot on the path to each node
+    # the sampling layout of chance-sampled passes (see sampling_layout): arrays indexed by
+    # position i (the node position_node[i]), region r (by position), chance node by chance
+    # index k (their rank by node), chance slot by slot - A, decision node by entry t
+    position_node: np.ndarray  # int32[N]: the node at each position
+    position_utility: np.ndarray  # float64[P, N]: as GameTree.utility, by position
+    position_edge: np.ndarray  # int32[N, 2]: the edge into the node at each position (rows
+    # of the edge loops; columns in sampled_pass.EDGE_*)
+    region_start: np.ndarray  # int32[R+1]: region r is the positions [start[r], start[r+1])
+    region_inner: np.ndarray  # int32[P+1, R+1]: the internal nodes of region r that player
+    # p's pass needs are the rows [region_inner[p, r], region_inner[p, r + 1]) of inner (row
+    # P: those any player needs, for the joint walk)
+    inner: np.ndarray  # int32[M, 4]: internal nodes but the regions' first, above a decision
+    # node of the player, in position order, player by player (columns in sampled_pass.INNER_*)
+    region_values: np.ndarray  # int32[P, R]: player p's backward loop in region r runs over
+    # the positions [region_values[p, r], end of r)
+    region_decisions: np.ndarray  # int32[P, R+1]: player p's decision nodes in region r are
+    # the rows [region_decisions[p, r], region_decisions[p, r + 1]) of decisions
+    decisions: np.ndarray  # int32[D, 5]: decision nodes, grouped by player, in position order
+    # within a player (columns in sampled_pass.DECISION_*)
+    infoset_once: np.ndarray  # bool[S]: no sample reaches two histories of the infoset
+    next_chance: np.ndarray  # int32[N+1]: chance index of the first chance node at or after i
+    chance_position: np.ndarray  # int32[K+1]: position of each chance node, then N
+    chance_slot_start: np.ndarray  # int32[K+1]: its chance slots are [start[k], start[k+1])
+    chance_child_region: np.ndarray  # int32[C]: the region each chance slot's child starts
+    chance_below_start: np.ndarray  # int32[C+2]: CSR offsets into chance_below, per chance
+    # slot (and one more group, C: the chance nodes with no chance node above them)
+    chance_below: np.ndarray  # int32[K]: the nearest chance nodes below each chance slot
 
 
 def statics_for(compiled: CompiledGame, *, sampling: bool, pruning: bool) -> Statics:
-    """The pieces a trainer needs: alias tables if ``sampling``, bounds if ``pruning``."""
+    """The pieces a trainer needs: alias tables and the sampling layout if ``sampling``,
+    bounds if ``pruning``."""
     alias_prob, alias_index = (
         alias_tables(compiled) if sampling else (np.zeros(0), np.zeros(0, dtype=np.int32))
     )
@@ -39,7 +81,8 @@ def statics_for(compiled: CompiledGame, *, sampling: bool, pruning: bool) -> Sta
         max_increment=np.zeros(0), upper_bound=np.zeros((0, 0)),
         chance_reach=np.zeros(0), last_slot=np.zeros((0, 0), dtype=np.int32),
     )
-    return Statics(alias_prob=alias_prob, alias_index=alias_index, **bounds)
+    layout = sampling_layout(compiled) if sampling else _EMPTY_LAYOUT
+    return Statics(alias_prob=alias_prob, alias_index=alias_index, **bounds, **layout)
 
 
 def pruning_bounds(compiled: CompiledGame) -> dict[str, np.ndarray]:
@@ -101,3 +144,288 @@ def _build_alias_tables(tree: GameTree) -> tuple[np.ndarray, np.ndarray]:
         for k in small + large:  # what is left is 1 up to rounding
             alias_prob[start + k] = 1.0
     return alias_prob, alias_index
+
+
+_EMPTY_LAYOUT = dict(
+    position_node=np.zeros(0, dtype=np.int32),
+    position_utility=np.zeros((0, 0)),
+    position_edge=np.zeros((0, 0), dtype=np.int32),
+    region_start=np.zeros(0, dtype=np.int32),
+    region_inner=np.zeros((0, 0), dtype=np.int32),
+    inner=np.zeros((0, 0), dtype=np.int32),
+    region_values=np.zeros((0, 0), dtype=np.int32),
+    region_decisions=np.zeros((0, 0), dtype=np.int32),
+    decisions=np.zeros((0, 0), dtype=np.int32),
+    infoset_once=np.zeros(0, dtype=np.bool_),
+    next_chance=np.zeros(0, dtype=np.int32),
+    chance_position=np.zeros(0, dtype=np.int32),
+    chance_slot_start=np.zeros(0, dtype=np.int32),
+    chance_child_region=np.zeros(0, dtype=np.int32),
+    chance_below_start=np.zeros(0, dtype=np.int32),
+    chance_below=np.zeros(0, dtype=np.int32),
+)
+
+def sampling_layout(compiled: CompiledGame) -> dict[str, np.ndarray]:
+    """The tree reordered for chance-sampled passes: every chance outcome's subtree contiguous,
+    breadth-first inside the parts without chance.
+
+    A chance-sampled pass walks the whole tree except the subtrees of the outcomes it did not
+    draw. Cut the tree at the chance edges into *regions*: the root's, and one per chance
+    outcome, each the nodes reached from its first node without crossing another chance edge.
+    Positions are given region by region: a region's nodes in breadth-first order, then, chance
+    node by chance node and outcome by outcome, the regions of the subtree below each outcome
+    (recursively). So every chance outcome's subtree is one contiguous range of positions, the
+    regions tile the positions in order, and a sample's walk is a short list of whole regions,
+    one per chance node it reaches (``_kernels/sampled_pass.py``): flat loops like the full
+    pass's, with no queue, no test of a node's kind and no stamp per chance node. Each region
+    also gets the rows of its internal nodes (``inner``: the forward loop needs no terminal)
+    and of each player's decision nodes (``decisions``: the player's regrets, out of the edge
+    loops).
+
+    Breadth-first inside a region rather than depth-first everywhere: a node's children stay
+    contiguous and its parent is a level back, so the backward loop sums a family in a register
+    and neither loop waits on the node it just wrote (depth-first, a node's parent is usually
+    the node before it; measured about 10% slower per pass on Kuhn and Leduc poker). And a
+    region's breadth-first order is the tree's own order restricted to it, so the sums come in
+    the order of the breadth-first walk earlier versions made: the same bits, unless one sample
+    reaches an infoset in two regions in another order.
+
+    The chance nodes keep their breadth-first numbering (chance index ``k``, their rank by node)
+    and get, per chance outcome, the nearest chance nodes below it: a sample draws its outcomes
+    in breadth-first order of the chance nodes it reaches (``chance.draw_sample``), as the
+    breadth-first walk did, so a seed keeps drawing the same samples.
+
+    ``infoset_once`` marks the infosets no sample can reach twice (see :func:`_met_once`): an
+    alternating pass may update those on the spot.
+
+    Computed level by level with numpy (no compilation), once per compiled game and cached on
+    it.
+    """
+    cached = compiled._cache.get("sampling_layout")
+    if cached is None:
+        cached = _build_sampling_layout(compiled.tree)
+        # left writable: read-only arrays would be a second numba type (see pruning_bounds)
+        compiled._cache["sampling_layout"] = cached
+    return cached
+
+
+def _rows(columns: dict[int, np.ndarray]) -> np.ndarray:
+    """A C-contiguous int32 table whose column ``k`` is ``columns[k]``."""
+    table = np.empty((len(next(iter(columns.values()))), len(columns)), dtype=np.int32)
+    for k, column in columns.items():
+        table[:, k] = column
+    return table
+
+
+def _levels(tree: GameTree) -> list[tuple[int, int]]:
+    """The breadth-first levels as node ranges ``[lo, hi)``: a level's children are the next."""
+    num_nodes = tree.node_kind.shape[0]
+    first_child, num_children = tree.node_first_child, tree.node_num_children
+    levels = [(0, 1)]
+    while levels[-1][1] < num_nodes:
+        lo, hi = levels[-1]
+        internal = num_children[lo:hi] > 0
+        ends = first_child[lo:hi][internal] + num_children[lo:hi][internal]
+        levels.append((hi, int(ends.max())))
+    return levels
+
+
+def _group_offsets(keys: np.ndarray, sizes: np.ndarray, num_groups: int) -> np.ndarray:
+    """For items with group ``keys`` and ``sizes``: the sum of the sizes of the items before
+    each one in its group (items in index order within a group)."""
+    order = np.argsort(keys, kind="stable")
+    running = np.zeros(keys.shape[0] + 1, dtype=np.int64)
+    np.cumsum(sizes[order], out=running[1:])
+    group_start = np.zeros(num_groups + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys, minlength=num_groups), out=group_start[1:])
+    offsets = np.empty(keys.shape[0], dtype=np.int64)
+    offsets[order] = running[:-1] - running[group_start[keys[order]]]
+    return offsets
+
+
+def _build_sampling_layout(tree: GameTree) -> dict[str, np.ndarray]:
+    num_nodes = tree.node_kind.shape[0]
+    num_slots = tree.num_action_slots
+    num_chance_slots = tree.chance_prob.shape[0]
+    parent, first_child, num_children = (
+        tree.node_parent, tree.node_first_child, tree.node_num_children
+    )
+    levels = _levels(tree)
+    # subtree sizes, deepest level first: a family's children are contiguous, so a node's size
+    # is 1 + a difference of the next level's running sums
+    size = np.ones(num_nodes, dtype=np.int64)
+    for (lo, hi), (next_lo, next_hi) in zip(levels[-2::-1], levels[:0:-1]):
+        internal = lo + np.flatnonzero(num_children[lo:hi] > 0)
+        sums = np.zeros(next_hi - next_lo + 1, dtype=np.int64)
+        np.cumsum(size[next_lo:next_hi], out=sums[1:])
+        start = first_child[internal] - next_lo
+        size[internal] += sums[start + num_children[internal]] - sums[start]
+    # region of each node: the chance slot of the nearest chance edge above it (C: none)
+    region = np.full(num_nodes, num_chance_slots, dtype=np.int64)
+    for lo, hi in levels[1:]:
+        by_chance = tree.edge_player[lo:hi] == -1
+        region[lo:hi] = np.where(
+            by_chance, tree.edge_slot[lo:hi] - num_slots, region[parent[lo:hi]]
+        )
+    region_size = np.bincount(region, minlength=num_chance_slots + 1)
+    rank = _group_offsets(region, np.ones(num_nodes, dtype=np.int64), num_chance_slots + 1)
+    # a chance slot's region lies in its chance node's; below a region come, in slot order,
+    # the whole subtrees of its chance slots (chance slots are numbered by chance node)
+    chance_nodes = np.flatnonzero(tree.node_kind == CHANCE)
+    slot_node = np.repeat(chance_nodes, num_children[chance_nodes])
+    slot_child = (first_child[slot_node] + np.arange(num_chance_slots)
+                  - (tree.node_slot[slot_node] - num_slots))
+    outer = region[slot_node]
+    before = _group_offsets(outer, size[slot_child], num_chance_slots + 1)
+    region_start = np.zeros(num_chance_slots + 1, dtype=np.int64)  # the root's region: 0
+    for lo, hi in levels[1:]:  # outer regions first: a region's first node is deeper
+        s = tree.edge_slot[lo:hi][tree.edge_player[lo:hi] == -1] - num_slots
+        region_start[s] = region_start[outer[s]] + region_size[outer[s]] + before[s]
+    position = region_start[region] + rank
+    node = np.empty(num_nodes, dtype=np.int32)
+    node[position] = np.arange(num_nodes, dtype=np.int32)
+    # regions renumbered by position: sorted by first position they tile [0, N)
+    by_start = np.argsort(region_start, kind="stable")
+    region_rank = np.empty(num_chance_slots + 1, dtype=np.int64)
+    region_rank[by_start] = np.arange(num_chance_slots + 1)
+    starts = np.append(region_start[by_start], num_nodes)
+    # decision nodes, grouped by player, by position within a player
+    decisions = np.flatnonzero(tree.node_kind == DECISION)
+    players = tree.node_player[decisions]
+    decisions = decisions[np.lexsort((position[decisions], players))]
+    players = tree.node_player[decisions]
+    region_decisions = np.empty((tree.num_players, num_chance_slots + 2), dtype=np.int32)
+    for p in range(tree.num_players):
+        lo, hi = np.searchsorted(players, [p, p + 1])
+        region_decisions[p] = lo + np.searchsorted(position[decisions[lo:hi]], starts)
+    # what each player's pass needs: reach above its decision nodes, values below them
+    above, below = _around_decisions(tree, levels)
+    # internal nodes but the regions' first (whose reach comes from a chance node), by position
+    internal = node[np.flatnonzero(tree.node_kind[node] != TERMINAL)]
+    internal = internal[tree.edge_player[internal] >= 0]
+    groups = [internal[above[p, internal]] for p in range(tree.num_players)]
+    groups.append(internal[above[:, internal].any(axis=0)])
+    inner = np.concatenate(groups)
+    region_inner = np.empty((tree.num_players + 1, num_chance_slots + 2), dtype=np.int32)
+    offset = 0
+    for p, group in enumerate(groups):
+        region_inner[p] = offset + np.searchsorted(position[group], starts)
+        offset += group.shape[0]
+    # the backward loop of a region: whole when the region hangs below a decision node of the
+    # player (its value is read), else from the first child of its first decision node of the
+    # player (the edges after are exactly those from nodes at or below one), else empty
+    region_values = np.empty((tree.num_players, num_chance_slots + 1), dtype=np.int32)
+    first_nodes = node[starts[:-1]]
+    hangs = np.zeros((tree.num_players, first_nodes.shape[0]), dtype=np.bool_)
+    hangs[:, 1:] = below[:, parent[first_nodes[1:]]]  # (region 0 is the root's)
+    for p in range(tree.num_players):
+        lo, hi = np.searchsorted(players, [p, p + 1])
+        mine = position[decisions[lo:hi]]  # in position order
+        first = np.searchsorted(mine, starts[:-1])  # the first at or after each region's start
+        has = first < mine.shape[0]
+        has[has] = mine[first[has]] < starts[1:][has]  # ... and inside the region
+        start = starts[1:].copy()
+        start[has] = position[first_child[decisions[lo:hi][first[has]]]]
+        region_values[p] = np.where(hangs[p], starts[:-1] + 1, start)
+    chance_position = np.append(position[chance_nodes], num_nodes).astype(np.int32)
+    by_position = np.argsort(chance_position[:-1], kind="stable")
+    first_at_or_after = np.searchsorted(
+        chance_position[:-1][by_position], np.arange(num_nodes + 1), side="left"
+    )
+    num_chance = chance_nodes.shape[0]
+    next_chance = np.append(by_position, num_chance)[first_at_or_after].astype(np.int32)
+    below = region[chance_nodes]
+    chance_below = np.argsort(below, kind="stable").astype(np.int32)  # by chance index in a group
+    chance_below_start = np.zeros(num_chance_slots + 2, dtype=np.int32)
+    np.cumsum(np.bincount(below, minlength=num_chance_slots + 1), out=chance_below_start[1:])
+    return dict(
+        position_node=node,
+        position_utility=np.ascontiguousarray(tree.utility[:, node]),
+        position_edge=_rows(
+            {EDGE_SLOT: tree.edge_slot[node],
+             EDGE_FAMILY: np.where(tree.edge_last[node], position[np.maximum(parent[node], 0)], -1)}
+        ),
+        region_start=starts.astype(np.int32),
+        region_inner=region_inner,
+        inner=_rows(
+            {INNER_POSITION: position[inner], INNER_PARENT: position[parent[inner]],
+             INNER_SLOT: tree.edge_slot[inner], INNER_PLAYER: tree.edge_player[inner]}
+        ),
+        region_values=region_values,
+        region_decisions=region_decisions,
+        decisions=_rows(
+            {DECISION_POSITION: position[decisions],
+             DECISION_FIRST_CHILD: position[first_child[decisions]],
+             DECISION_SLOT: tree.node_slot[decisions],
+             DECISION_ACTIONS: num_children[decisions],
+             DECISION_INFOSET: tree.node_infoset[decisions]}
+        ),
+        infoset_once=_met_once(tree, levels, size),
+        next_chance=next_chance,
+        chance_position=chance_position,
+        chance_slot_start=np.append(
+            tree.node_slot[chance_nodes] - num_slots, num_chance_slots
+        ).astype(np.int32),
+        chance_child_region=region_rank[:-1].astype(np.int32),
+        chance_below_start=chance_below_start,
+        chance_below=chance_below,
+    )
+
+
+def _around_decisions(tree: GameTree, levels: list[tuple[int, int]]) -> tuple:
+    """``(above, below)``, bool[P, N]: whether a node is, or has below it, a decision node of
+    player ``p``; whether it is, or hangs below, one."""
+    num_nodes = tree.node_kind.shape[0]
+    mine = np.zeros((tree.num_players, num_nodes), dtype=np.bool_)
+    decision = np.flatnonzero(tree.node_kind == DECISION)
+    mine[tree.node_player[decision], decision] = True
+    above = mine.copy()
+    below = mine.copy()
+    for (lo, hi), (next_lo, next_hi) in zip(levels[-2::-1], levels[:0:-1]):
+        internal = lo + np.flatnonzero(tree.node_num_children[lo:hi] > 0)
+        sums = np.zeros((tree.num_players, next_hi - next_lo + 1), dtype=np.int64)
+        np.cumsum(above[:, next_lo:next_hi], axis=1, out=sums[:, 1:])
+        start = tree.node_first_child[internal] - next_lo
+        end = start + tree.node_num_children[internal]
+        above[:, internal] |= (sums[:, end] - sums[:, start]) > 0
+    for lo, hi in levels[1:]:
+        below[:, lo:hi] |= below[:, tree.node_parent[lo:hi]]
+    return above, below
+
+
+def _met_once(tree: GameTree, levels: list[tuple[int, int]], size: np.ndarray) -> np.ndarray:
+    """Whether no chance sample reaches two histories of each infoset.
+
+    A sample reaches two nodes together only if the paths to them part at a decision node
+    (where every action is walked; at a chance node only one outcome is drawn). Among the
+    histories of one infoset in depth-first pre-order, the lowest common ancestor of any two
+    is that of some two consecutive ones (the shallowest of the consecutive pairs' between
+    them), so checking consecutive pairs is enough. Conservative where an outcome has
+    probability 0 (it is never drawn, but the infoset is still marked).
+    """
+    num_nodes = tree.node_kind.shape[0]
+    parent, first_child = tree.node_parent, tree.node_first_child
+    preorder = np.zeros(num_nodes, dtype=np.int64)
+    depth = np.zeros(num_nodes, dtype=np.int64)
+    for level, (lo, hi) in enumerate(levels[1:], start=1):
+        sums = np.zeros(hi - lo + 1, dtype=np.int64)
+        np.cumsum(size[lo:hi], out=sums[1:])
+        up = parent[lo:hi]
+        preorder[lo:hi] = preorder[up] + 1 + sums[:-1] - sums[first_child[up] - lo]
+        depth[lo:hi] = level
+    decisions = np.flatnonzero(tree.node_kind == DECISION)
+    infoset = tree.node_infoset[decisions]
+    decisions = decisions[np.lexsort((preorder[decisions], infoset))]
+    infoset = tree.node_infoset[decisions]
+    pair = infoset[1:] == infoset[:-1]
+    u, v = decisions[:-1][pair], decisions[1:][pair]
+    while True:  # climb to the common ancestors, the deeper node first
+        apart = np.flatnonzero(u != v)
+        if apart.shape[0] == 0:
+            break
+        du, dv = depth[u[apart]], depth[v[apart]]
+        u[apart] = np.where(du >= dv, parent[u[apart]], u[apart])
+        v[apart] = np.where(dv >= du, parent[v[apart]], v[apart])
+    once = np.ones(tree.infoset_player.shape[0], dtype=np.bool_)
+    once[infoset[1:][pair][tree.node_kind[u] == DECISION]] = False
+    return once

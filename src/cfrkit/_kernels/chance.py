@@ -1,17 +1,16 @@
-"""Chance sampling: drawing outcomes, and one sampled walk that updates every player at once.
+"""Chance sampling: drawing outcomes.
 
 Outcomes are drawn in O(1) from Walker alias tables with the trainer's own xoshiro256**
-stream, once per chance node per sample (``scratch.sample_id``), so every pass that shares a
-sample sees the same outcomes.
+stream, once per chance node per sample, so every pass that shares a sample sees the same
+outcomes: chance-sampled CFR draws a whole sample before its passes (:func:`draw_sample`); a
+walk can also draw at a chance node on first use (:func:`chance_choice`).
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from ..tree import CHANCE
 from .random import next_double
-from .update import visit_sampled
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -36,78 +35,64 @@ def chance_choice(tree, statics, state, scratch, n: int, sample_id: int) -> int:
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def joint_sampled_walk(tree, statics, state, scratch) -> int:
-    """One sampled walk that computes every player's regrets at once (simultaneous updates).
+def draw_sample(tree, statics, state, scratch) -> None:
+    """Draw one sample: an outcome at every chance node it reaches, in breadth-first order.
 
-    The semantics of the original chance-sampling papers: one sampled deal, walked once, each
-    node carrying every player's own reach (``joint_reach[n, q]``, chance left out) forward and
-    every player's value (``value[q, n]``) back. At a decision node of player ``a`` the regret
-    weight is ``prod_{q != a} joint_reach[n, q]``; the sums are those of the per-player passes,
-    so the result is the same as ``P`` passes over the same sample with the same profile.
-    Lists and counts the visited infosets of every player. Returns the nodes touched.
+    A chance node is reached when every chance node above it drew the outcome it lies under;
+    the nodes waiting for their draw are kept in a min-heap of chance indices
+    (``scratch.chance_heap``), which are breadth-first ranks, so the draws come in the order
+    a breadth-first walk of the sample would make them (the order of earlier versions, and of
+    the tests' replay). Writes the region of the drawn outcome of each reached chance node to
+    ``scratch.chance_pick``; advances ``state.rng`` by two doubles per reached chance node.
     """
-    node_kind = tree.node_kind
-    node_player = tree.node_player
-    node_infoset = tree.node_infoset
-    node_slot = tree.node_slot
-    first_child = tree.node_first_child
-    num_children = tree.node_num_children
-    probs = state.probs
-    joint_reach = scratch.joint_reach
-    value = scratch.value
-    queue = scratch.queue
-    sample_id = scratch.sample_id[0]
-    num_players = joint_reach.shape[1]
-    queue[0] = 0
-    for q in range(num_players):
-        joint_reach[0, q] = 1.0
-    head = 0
-    tail = 1
-    touched = 1
-    while head < tail:
-        n = queue[head]
-        head += 1
-        c = first_child[n]
-        m = num_children[n]
-        s = node_slot[n]
-        if node_kind[n] == CHANCE:
-            first = c + chance_choice(tree, statics, state, scratch, n, sample_id)
-            last = first + 1
-        else:
-            visit_sampled(tree, state, scratch, node_infoset[n])
-            first = c
-            last = c + m
-        actor = node_player[n]  # -1 at a chance node
-        for child in range(first, last):
-            touched += 1
-            if num_children[child] > 0:  # a terminal's reach is never read
-                for q in range(num_players):
-                    joint_reach[child, q] = joint_reach[n, q]
-                if actor >= 0:
-                    joint_reach[child, actor] *= probs[s + child - c]
-                queue[tail] = child
-                tail += 1
-    for k in range(tail - 1, -1, -1):
-        n = queue[k]
-        c = first_child[n]
-        m = num_children[n]
-        if node_kind[n] == CHANCE:
-            chosen = c + scratch.sampled_child[n]
-            for q in range(num_players):
-                value[q, n] = value[q, chosen]
-            continue
-        s = node_slot[n]
-        for q in range(num_players):
-            v = 0.0
-            for j in range(m - 1, -1, -1):
-                v += probs[s + j] * value[q, c + j]
-            value[q, n] = v
-        actor = node_player[n]
-        cf = 1.0
-        for q in range(num_players):
-            if q != actor:
-                cf *= joint_reach[n, q]
-        scratch.baseline[node_infoset[n]] += cf * value[actor, n]
-        for j in range(m):
-            scratch.instant[s + j] += cf * value[actor, c + j]
-    return touched
+    below = statics.chance_below
+    below_start = statics.chance_below_start
+    slot_start = statics.chance_slot_start
+    heap = scratch.chance_heap
+    top = statics.chance_child_region.shape[0]  # group C: no chance node above
+    size = 0
+    for t in range(below_start[top], below_start[top + 1]):
+        heap[size] = below[t]  # in increasing order: already a heap
+        size += 1
+    while size > 0:
+        k = heap[0]
+        size -= 1
+        _sift_down(heap, heap[size], size)
+        s = slot_start[k]
+        j = s + sample_outcome(
+            state.rng, statics.alias_prob, statics.alias_index, s, slot_start[k + 1] - s
+        )
+        scratch.chance_pick[k] = statics.chance_child_region[j]
+        for t in range(below_start[j], below_start[j + 1]):
+            _push(heap, below[t], size)
+            size += 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _sift_down(heap, x: int, size: int) -> None:
+    """Put ``x`` at the root of the heap ``heap[:size]`` and sift it down."""
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and heap[c + 1] < heap[c]:
+            c += 1
+        if heap[c] >= x:
+            break
+        heap[i] = heap[c]
+        i = c
+    heap[i] = x
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _push(heap, x: int, size: int) -> None:
+    """Add ``x`` to the heap ``heap[:size]`` (which then has ``size + 1`` entries)."""
+    i = size
+    while i > 0:
+        up = (i - 1) // 2
+        if heap[up] <= x:
+            break
+        heap[i] = heap[up]
+        i = up
+    heap[i] = x

@@ -5,8 +5,8 @@ Each driver runs ``schedule.shape[1]`` iterations; column ``k`` of ``schedule`` 
 :func:`cfrkit.rules.kernel_schedule`). Everything is written in place in ``state`` and
 ``scratch``; the drivers return the nodes touched. They are separate functions so that numba
 compiles only the family a trainer uses: a user of the full pass never pays for pruning or
-sampling. The pieces come inlined from ``full_pass``, ``queued_pass``, ``chance``, ``update``
-and ``regret_pruning``.
+sampling. The pieces come inlined from ``full_pass``, ``queued_pass``, ``chance``,
+``sampled_pass``, ``update`` and ``regret_pruning``.
 
 Update order (OpenSpiel's ``CFRSolver`` convention): with ``alternating`` the players update in
 order ``0..P-1``, each player's pass followed at once by its update, so later players see the
@@ -17,15 +17,17 @@ from __future__ import annotations
 
 from numba import njit
 
-from .chance import joint_sampled_walk
+from .chance import draw_sample
 from .full_pass import full_pass
 from .queued_pass import queued_backward, visit_forward
 from .regret_pruning import begin_pass, end_pass
+from .sampled_pass import cut_segments, joint_sampled_walk, sampled_pass
 from .update import (
     advance_discounts,
     average_player,
     clear_visited,
     update_player,
+    update_sampled,
     update_visited,
 )
 
@@ -82,11 +84,9 @@ def run_pruned(
                 if regret_pruning:
                     touched += begin_pass(tree, statics, state, scratch, player)
                 count, visits = visit_forward(
-                    tree, statics, state, scratch, player, threshold, regret_pruning, False
+                    tree, statics, state, scratch, player, threshold, regret_pruning
                 )
-                queued_backward(
-                    tree, statics, state, scratch, count, player, regret_pruning, False
-                )
+                queued_backward(tree, statics, state, scratch, count, player, regret_pruning)
                 touched += visits
                 continue
             average_player(tree, state, scratch, player, schedule[2, k])
@@ -104,42 +104,89 @@ def run_pruned(
     return touched
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def run_chance_sampled(
     tree, statics, state, scratch, schedule, alternating, per_player, lower, predictive, lazy,
 ) -> int:
-    """Chance-sampled passes: one sampled outcome per chance node, every player action walked.
+    """Chance-sampled passes, one per player: one sampled outcome per chance node reached,
+    every player action walked.
 
     One sample per iteration shared by the players' passes, or a fresh one per pass
-    (``per_player``); simultaneous updates on one sample walk the sample once for everyone.
-    Only the visited infosets get average weight, regrets and a refresh.
+    (``per_player``). Only the visited infosets get average weight, regrets and a refresh;
+    with alternating updates under a rule without discounts or predictions, those a sample
+    meets once are updated during their pass (see ``sampled_pass``). Simultaneous updates on
+    one shared sample walk it once for everyone: :func:`run_joint_sampled`; alternating updates
+    under a rule without predictions or discounts run in :func:`run_chance_sampled_plain`,
+    which inlines this driver (``inline`` matters only to calls from other kernels).
     """
     num_players = tree.num_players
-    joint = not alternating and not per_player
+    touched = 0
+    count = 0  # segments of the current sample, and lone chance nodes skipped
+    skipped = 0
+    for k in range(schedule.shape[1]):
+        if lazy:
+            advance_discounts(state, schedule[0, k], schedule[1, k])
+        dpos, dneg, weight = schedule[0, k], schedule[1, k], schedule[2, k]
+        fused = alternating and not (predictive or lazy) and dpos == 1.0 and dneg == 1.0
+        for step in range(2 * num_players):
+            player, is_pass = step_order(step, num_players, alternating)
+            if is_pass:
+                if per_player or step == 0:
+                    draw_sample(tree, statics, state, scratch)
+                    count, skipped = cut_segments(statics, scratch)
+                touched += skipped + sampled_pass(
+                    tree, statics, state, scratch, count, player, fused, weight, lower
+                )
+            elif alternating or player == num_players - 1:  # the players updated now
+                update_sampled(
+                    tree, state, scratch, statics.infoset_once, fused,
+                    player if alternating else 0, player + 1, dpos, dneg, weight, lower,
+                    predictive, lazy,
+                )
+                clear_visited(scratch)
+    return touched
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def run_chance_sampled_plain(tree, statics, state, scratch, schedule, per_player, lower) -> int:
+    """:func:`run_chance_sampled` for alternating updates under a rule without predictions or
+    discounts (vanilla, regret matching+, linear averaging), those switches constant: the
+    compiled loop carries no code for the other cases. Measured on three-player Kuhn poker: 13%
+    faster per iteration than with the switches read at run time (less code in the loops,
+    fewer values kept on the stack).
+
+    (A separate driver rather than arguments left out of :func:`run_chance_sampled`: numba
+    would compile those as constants too, but then takes its slow path at every call, about
+    0.6 ms with these argument bundles -- 6% of a 10 ms block.)
+    """
+    return run_chance_sampled(
+        tree, statics, state, scratch, schedule, True, per_player, lower, False, False
+    )
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def run_joint_sampled(tree, statics, state, scratch, schedule, lower, predictive, lazy) -> int:
+    """Chance-sampled CFR with simultaneous updates and one sample per iteration: the sample
+    walked once for every player (``joint_sampled_walk``), then every player updated.
+
+    A driver of its own, so that the default alternating trainers never compile the joint
+    walk. (Its switches stay run-time values: compiled as constants, as in
+    :func:`run_chance_sampled`, it measured no faster.)
+    """
     touched = 0
     for k in range(schedule.shape[1]):
         if lazy:
             advance_discounts(state, schedule[0, k], schedule[1, k])
-        if not per_player:
-            scratch.sample_id[0] += 1
-        for step in range(2 * num_players):
-            player, is_pass = step_order(step, num_players, alternating)
-            if is_pass:
-                if joint:  # one walk computes every player's regrets
-                    if player == 0:
-                        touched += joint_sampled_walk(tree, statics, state, scratch)
-                    continue
-                if per_player:
-                    scratch.sample_id[0] += 1
-                count, visits = visit_forward(
-                    tree, statics, state, scratch, player, 0.0, False, True
-                )
-                queued_backward(tree, statics, state, scratch, count, player, False, True)
-                touched += visits
-            elif alternating or player == num_players - 1:  # the players updated now
-                update_visited(
-                    tree, state, scratch, player if alternating else 0, player + 1,
-                    schedule[0, k], schedule[1, k], schedule[2, k], lower, predictive, lazy, True,
-                )
-                clear_visited(scratch)
+        dpos, dneg, weight = schedule[0, k], schedule[1, k], schedule[2, k]
+        fused = not (predictive or lazy) and dpos == 1.0 and dneg == 1.0
+        draw_sample(tree, statics, state, scratch)
+        count, skipped = cut_segments(statics, scratch)
+        touched += skipped + joint_sampled_walk(
+            tree, statics, state, scratch, count, fused, weight, lower
+        )
+        update_sampled(
+            tree, state, scratch, statics.infoset_once, fused, 0, tree.num_players, dpos, dneg,
+            weight, lower, predictive, lazy,
+        )
+        clear_visited(scratch)
     return touched

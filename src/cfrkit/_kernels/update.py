@@ -19,6 +19,13 @@ by the regret's sign, which positive scaling never changes) the next time it is 
 Regret matching is scale-free per sign of the sum, so an infoset's strategy does not move while
 it is only being discounted, and nothing else needs touching. The products are kept as
 ``frexp`` pairs, so no run is long enough to underflow them.
+
+A chance-sampled pass visits few histories per infoset, so its update step weighs as much as
+the pass: an infoset is averaged, folded and summed for regret matching in one sweep over its
+slots (the same operations in the same order, so the same bits), and an alternating pass may
+update an infoset it can meet only once on the spot, from that history's values
+(:func:`update_single_history`). Slots and infosets index as ``uint64``: numba tests signed
+indices for wrap-around at every access (see ``sampled_pass.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -39,18 +46,20 @@ def match_infoset(regret, prediction, probs, start: int, end: int, predictive) -
     """
     # branch-free positive parts: whether a regret is positive is unpredictable
     total = 0.0
-    for slot in range(start, end):
+    for k in range(start, end):
+        slot = uint64(k)  # (unsigned: see the module's docstring)
         y = regret[slot] + prediction[slot] if predictive else regret[slot]
         total += max(y, 0.0)
     if total > 0.0:
         scale = 1.0 / total  # one division per infoset
-        for slot in range(start, end):
+        for k in range(start, end):
+            slot = uint64(k)
             y = regret[slot] + prediction[slot] if predictive else regret[slot]
             probs[slot] = max(y, 0.0) * scale
     else:
         uniform = 1.0 / (end - start)
-        for slot in range(start, end):
-            probs[slot] = uniform
+        for k in range(start, end):
+            probs[uint64(k)] = uniform
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -64,8 +73,9 @@ def fold_regrets(
     infoset was updated on the previous iteration, or the rule does not discount). ``lower``
     is 0 under regret matching+ and -inf otherwise (a branch-free floor).
     """
-    b = scratch.baseline[infoset]
-    scratch.baseline[infoset] = 0.0
+    i = uint64(infoset)
+    b = scratch.baseline[i]
+    scratch.baseline[i] = 0.0
     # one test per infoset: without discounts the per-slot scaling is skipped (measured: the
     # scaling costs ~10% of a vanilla iteration on Leduc)
     if dpos == 1.0 and dneg == 1.0 and pending_pos == 1.0 and pending_neg == 1.0:
@@ -80,7 +90,8 @@ def _fold(state, scratch, start, end, b, dpos, dneg, pending_pos, pending_neg, l
           discounted) -> None:
     regret = state.regret
     instant = scratch.instant
-    for slot in range(start, end):
+    for k in range(start, end):
+        slot = uint64(k)
         r = instant[slot] - b
         instant[slot] = 0.0
         if discounted:
@@ -102,21 +113,22 @@ def update_infoset(
     With ``lazy``, first apply the discounts the infoset missed since its last update and
     record the products as of this iteration.
     """
-    start = tree.infoset_first_slot[infoset]
-    end = start + tree.infoset_num_actions[infoset]
+    i = uint64(infoset)
+    start = tree.infoset_first_slot[i]
+    end = start + tree.infoset_num_actions[i]
     pending_pos = 1.0
     pending_neg = 1.0
     if lazy:
-        pending_pos = _pending(state, infoset, 0, 0)
-        pending_neg = _pending(state, infoset, 1, 0)
+        pending_pos = _pending(state, i, 0, 0)
+        pending_neg = _pending(state, i, 1, 0)
         for sign in range(2):
-            state.stamp_scale[infoset, sign] = state.discount_scale[1, sign]
-            state.stamp_exponent[infoset, sign] = state.discount_exponent[1, sign]
+            state.stamp_scale[i, sign] = state.discount_scale[1, sign]
+            state.stamp_exponent[i, sign] = state.discount_exponent[1, sign]
     fold_regrets(
-        state, scratch, infoset, start, end, dpos, dneg, pending_pos, pending_neg, lower,
+        state, scratch, i, start, end, dpos, dneg, pending_pos, pending_neg, lower,
         predictive,
     )
-    if not state.locked[infoset]:
+    if not state.locked[i]:
         match_infoset(state.regret, state.prediction, state.probs, start, end, predictive)
 
 
@@ -127,9 +139,10 @@ def _pending(state, infoset: int, sign: int, row: int) -> float:
     ``row`` 0 is the product through the previous iteration (an update in progress), row 1
     through the current one (a read after the iteration).
     """
+    i = uint64(infoset)
     return math.ldexp(
-        state.discount_scale[row, sign] / state.stamp_scale[infoset, sign],
-        state.discount_exponent[row, sign] - state.stamp_exponent[infoset, sign],
+        state.discount_scale[row, sign] / state.stamp_scale[i, sign],
+        state.discount_exponent[row, sign] - state.stamp_exponent[i, sign],
     )
 
 
@@ -154,17 +167,21 @@ def take_own_reach(tree, state, scratch, infoset: int) -> None:
     times the probability, as played, of the action taken there (infosets are numbered, and
     visited, after that previous infoset, so its own reach is already taken).
     """
-    ps = tree.infoset_parent_slot[infoset]
-    scratch.own_reach[infoset] = (
-        1.0 if ps < 0 else scratch.own_reach[tree.infoset_parent[infoset]] * state.probs[ps]
+    i = uint64(infoset)
+    ps = tree.infoset_parent_slot[i]
+    scratch.own_reach[i] = (
+        1.0 if ps < 0
+        else scratch.own_reach[uint64(tree.infoset_parent[i])] * state.probs[uint64(ps)]
     )
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def add_to_average(tree, state, infoset: int, weight: float) -> None:
     """``S(I, a) += weight * sigma(I, a)`` for the actions of ``infoset``."""
-    start = tree.infoset_first_slot[infoset]
-    for slot in range(start, start + tree.infoset_num_actions[infoset]):
+    i = uint64(infoset)
+    start = tree.infoset_first_slot[i]
+    for k in range(start, start + tree.infoset_num_actions[i]):
+        slot = uint64(k)
         state.strategy_sum[slot] += weight * state.probs[slot]
 
 
@@ -212,9 +229,10 @@ def list_visited(scratch, infoset: int) -> None:
     A queued pass changes only the regrets of the infosets it visits, so only those are folded
     and re-matched, and only those can open or close a pruning window.
     """
-    if scratch.visited_stamp[infoset] != scratch.visited_count[1]:
-        scratch.visited_stamp[infoset] = scratch.visited_count[1]
-        scratch.visited[scratch.visited_count[0]] = infoset
+    i = uint64(infoset)
+    if scratch.visited_stamp[i] != scratch.visited_count[1]:
+        scratch.visited_stamp[i] = scratch.visited_count[1]
+        scratch.visited[uint64(scratch.visited_count[0])] = i
         scratch.visited_count[0] += 1
 
 
@@ -223,10 +241,11 @@ def visit_sampled(tree, state, scratch, infoset: int) -> None:
     """A sampled pass reaches a history of ``infoset``: list it, take its own reach on the first
     visit (its player's previous infoset was visited before it, with the strategy as played),
     and count the visit for the average."""
-    if scratch.visited_stamp[infoset] != scratch.visited_count[1]:
-        list_visited(scratch, infoset)
-        take_own_reach(tree, state, scratch, infoset)
-    scratch.visits[infoset] += 1.0
+    i = uint64(infoset)
+    if scratch.visited_stamp[i] != scratch.visited_count[1]:
+        list_visited(scratch, i)
+        take_own_reach(tree, state, scratch, i)
+    scratch.visits[i] += 1.0
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -255,16 +274,150 @@ def update_visited(
     (``state.predicted``) is replaced by the infosets visited now.
     """
     for k in range(scratch.visited_count[0]):
-        infoset = scratch.visited[k]
-        if sampled:
-            add_to_average(
-                tree, state, infoset, weight * scratch.visits[infoset] * scratch.own_reach[infoset]
-            )
-            scratch.visits[infoset] = 0.0
-        update_infoset(tree, state, scratch, infoset, dpos, dneg, lower, predictive, lazy)
+        _update_visited_infoset(
+            tree, state, scratch, uint64(scratch.visited[uint64(k)]), dpos, dneg, weight,
+            lower, predictive, lazy, sampled,
+        )
     if predictive:
         for player in range(first_player, end_player):
             _forget_predictions(tree, state, scratch, player)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def update_sampled(
+    tree, state, scratch, once, fused, first_player: int, end_player: int, dpos, dneg, weight,
+    lower, predictive, lazy,
+) -> None:
+    """:func:`update_visited` for chance-sampled passes, which may have updated some infosets
+    already: with ``fused``, those with ``once[I]`` (their pass called
+    :func:`update_single_history`) are skipped.
+    """
+    for k in range(scratch.visited_count[0]):
+        infoset = uint64(scratch.visited[uint64(k)])
+        if fused and once[infoset]:
+            continue
+        _update_visited_infoset(
+            tree, state, scratch, infoset, dpos, dneg, weight, lower, predictive, lazy, True
+        )
+    if predictive:
+        for player in range(first_player, end_player):
+            _forget_predictions(tree, state, scratch, player)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def update_single_history(
+    state, infoset, start, end, value, first_child, cf: float, v: float, own: float,
+    weight: float, lower: float,
+) -> None:
+    """Update ``infoset`` at once from its one visited history, under a rule without discounts
+    or predictions: average, fold and refresh exactly as :func:`update_visited` would after
+    the pass.
+
+    For a chance-sampled pass that cannot meet the infoset twice. The infoset's slots are
+    ``[start, end)``; the history has others' reach ``cf``, own reach ``own``, value ``v``
+    and its children's values at ``value[first_child + a]``. The regret comes from them
+    directly, with the roundings it would get through ``scratch.instant`` and
+    ``scratch.baseline`` (each then holds one term, ``0.0 + x``), and the visit count is 1.
+    Sound only when nothing the pass computes later reads this infoset's strategy: no other
+    history of it is in the sample, and its own reach and its history's value are taken.
+    """
+    regret = state.regret
+    probs = state.probs
+    w = weight * 1.0 * own
+    b = 0.0 + cf * v
+    total = 0.0
+    for k in range(start, end):
+        slot = uint64(k)
+        state.strategy_sum[slot] += w * probs[slot]
+        x = max(regret[slot] + ((0.0 + cf * value[first_child + (slot - start)]) - b), lower)
+        regret[slot] = x
+        total += max(x, 0.0)
+    if not state.locked[infoset]:
+        _rematch(regret, state.prediction, probs, start, end, total, False)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _update_visited_infoset(
+    tree, state, scratch, infoset, dpos, dneg, weight, lower, predictive, lazy, sampled,
+) -> None:
+    """:func:`add_to_average` (when ``sampled``, with the visit count) then
+    :func:`update_infoset`, in one sweep over the infoset's slots.
+
+    The same operations on the same values, so the same bits: the average takes the strategy
+    as played (regret matching comes last), the fold and the sum of positive parts go slot by
+    slot in order, and only the division and scaling need a second sweep. One sweep instead of
+    four: a sampled pass visits few histories per infoset, so its update step is a large part
+    of its cost, mostly loop overhead on two or three slots.
+    """
+    start = uint64(tree.infoset_first_slot[infoset])
+    end = start + uint64(tree.infoset_num_actions[infoset])
+    w = 0.0
+    if sampled:
+        w = weight * scratch.visits[infoset] * scratch.own_reach[infoset]
+        scratch.visits[infoset] = 0.0
+    pending_pos = 1.0
+    pending_neg = 1.0
+    if lazy:
+        pending_pos = _pending(state, infoset, 0, 0)
+        pending_neg = _pending(state, infoset, 1, 0)
+        for sign in range(2):
+            state.stamp_scale[infoset, sign] = state.discount_scale[1, sign]
+            state.stamp_exponent[infoset, sign] = state.discount_exponent[1, sign]
+    b = scratch.baseline[infoset]
+    scratch.baseline[infoset] = 0.0
+    if dpos == 1.0 and dneg == 1.0 and pending_pos == 1.0 and pending_neg == 1.0:
+        total = _sweep(state, scratch, start, end, w, b, 1.0, 1.0, 1.0, 1.0, lower,
+                       predictive, sampled, False)
+    else:
+        total = _sweep(state, scratch, start, end, w, b, dpos, dneg, pending_pos, pending_neg,
+                       lower, predictive, sampled, True)
+    if not state.locked[infoset]:
+        _rematch(state.regret, state.prediction, state.probs, start, end, total, predictive)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _sweep(state, scratch, start, end, w, b, dpos, dneg, pending_pos, pending_neg, lower,
+           predictive, average, discounted) -> float:
+    """The average (if ``average``), the fold (as :func:`_fold`) and the sum of the positive
+    parts regret matching divides by (as :func:`match_infoset`), slot by slot; returns that
+    sum."""
+    regret = state.regret
+    instant = scratch.instant
+    total = 0.0
+    for k in range(start, end):
+        slot = uint64(k)
+        if average:
+            state.strategy_sum[slot] += w * state.probs[slot]
+        r = instant[slot] - b
+        instant[slot] = 0.0
+        if discounted:
+            x = regret[slot]
+            x = max(x * (pending_pos if x > 0.0 else pending_neg) + r, lower)
+            x = x * (dpos if x > 0.0 else dneg)
+        else:
+            x = max(regret[slot] + r, lower)
+        regret[slot] = x
+        if predictive:
+            state.prediction[slot] = r
+            total += max(x + r, 0.0)
+        else:
+            total += max(x, 0.0)
+    return total
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _rematch(regret, prediction, probs, start, end, total: float, predictive) -> None:
+    """The second sweep of :func:`match_infoset`, given the sum of positive parts."""
+    if total > 0.0:
+        scale = 1.0 / total
+        for k in range(start, end):
+            slot = uint64(k)
+            y = regret[slot] + prediction[slot] if predictive else regret[slot]
+            probs[slot] = max(y, 0.0) * scale
+    else:
+        uniform = 1.0 / (end - start)
+        for k in range(start, end):
+            probs[uint64(k)] = uniform
 
 
 @njit(cache=True, _nrt=False, inline="always")

@@ -6,11 +6,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._kernels.drivers import run_chance_sampled
+from .._kernels.drivers import run_chance_sampled, run_chance_sampled_plain, run_joint_sampled
 from .._kernels.random import seed_state
 from ..game import Game
 from ..policy import Policy
 from ..rules import RegretRule
+from ..state import sampling_scratch
 from ..tree import CompiledGame
 from .base import Buffers, Trainer, check_bool, check_seed
 
@@ -81,6 +82,8 @@ class ChanceSampledCFR(Trainer):
         self._sample_per_player = check_bool("sample_per_player", sample_per_player)
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
         self._state.rng[:] = seed_state(self._seed)
+        # the passes run on the sampling layout (see cfrkit._kernels.sampled_pass)
+        self._scratch = sampling_scratch(self._scratch, self._statics)
 
     @property
     def seed(self) -> int:
@@ -101,8 +104,22 @@ class ChanceSampledCFR(Trainer):
                 "sample_per_player": self._sample_per_player}
 
     def _run(self, schedule: np.ndarray) -> int:
+        # one walk for every player, or a pass per player: under a rule without predictions or
+        # discounts, alternating passes have a kernel of their own with those switches constant
+        # (faster; each kernel is compiled on first use)
+        tree, plain = self.game.tree, not (self._rule.predictive or self._lazy)
+        if not self._alternating and not self._sample_per_player:
+            return run_joint_sampled(
+                tree, self._statics, self._state, self._scratch, schedule,
+                self._lower, self._rule.predictive, self._lazy,
+            )
+        if self._alternating and plain:
+            return run_chance_sampled_plain(
+                tree, self._statics, self._state, self._scratch, schedule,
+                self._sample_per_player, self._lower,
+            )
         return run_chance_sampled(
-            self.game.tree, self._statics, self._state, self._scratch, schedule,
+            tree, self._statics, self._state, self._scratch, schedule,
             self._alternating, self._sample_per_player, self._lower,
             self._rule.predictive, self._lazy,
         )
