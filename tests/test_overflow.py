@@ -107,3 +107,59 @@ def test_evaluation_at_the_largest_utilities_matches_the_unscaled_game():
 def test_large_payoff_matrices_are_refused_too():
     with pytest.raises(GameError, match="beyond"):
         compile_game(MatrixGame("huge", ("a", "b"), [[1e250, 0.0], [0.0, 1.0]]))
+
+
+class _Chain(cfrkit.Game):
+    """Two players alternate along a chain of ``depth`` moves: ``x`` or ``y`` end it (winning
+    or losing 1 for the mover), ``g`` goes on (ending at 0.5 at the bottom). Uniform play
+    gives the deep histories a reach of 3^-depth, which underflows float64 near depth 680."""
+
+    num_players = 2
+
+    def __init__(self, depth: int) -> None:
+        self.depth, self.name = depth, f"chain{depth}"
+
+    def root(self):
+        return _ChainHistory(self, "")
+
+
+class _ChainHistory(cfrkit.History):
+    def __init__(self, game, path):
+        self.game, self.path = game, path
+
+    def is_terminal(self):
+        return self.path.endswith(("x", "y")) or len(self.path) == self.game.depth
+
+    def is_chance(self):
+        return False
+
+    def current_player(self):
+        return len(self.path) % 2
+
+    def actions(self):
+        return ("x", "y", "g")
+
+    def chance_outcomes(self):
+        return ()
+
+    def child(self, action):
+        return _ChainHistory(self.game, self.path + action)
+
+    def infoset_key(self):
+        return self.path
+
+    def utilities(self):
+        mover = (len(self.path) - 1) % 2
+        v = {"x": 1.0, "y": -1.0, "g": 0.5}[self.path[-1]]
+        return (v, -v) if mover == 0 else (-v, v)
+
+
+@pytest.mark.parametrize("depth", [700, 1400, 3000])
+def test_reach_underflowing_deep_in_a_tree_leaves_no_nan(depth):
+    # regrets of histories whose reach is subnormal sum to a subnormal total: regret matching
+    # must not turn 1 / total = inf into 0 * inf = NaN
+    trainer = cfrkit.VanillaCFR(_Chain(depth)).iterate(5)
+    for name in ("regret", "strategy_sum", "probs"):
+        assert np.all(np.isfinite(getattr(trainer._state, name))), name
+    table = trainer.average_policy().table
+    assert np.all(np.isfinite(table))

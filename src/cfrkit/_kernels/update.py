@@ -50,16 +50,7 @@ def match_infoset(regret, prediction, probs, start: int, end: int, predictive) -
         slot = uint64(k)  # (unsigned: see the module's docstring)
         y = regret[slot] + prediction[slot] if predictive else regret[slot]
         total += max(y, 0.0)
-    if total > 0.0:
-        scale = 1.0 / total  # one division per infoset
-        for k in range(start, end):
-            slot = uint64(k)
-            y = regret[slot] + prediction[slot] if predictive else regret[slot]
-            probs[slot] = max(y, 0.0) * scale
-    else:
-        uniform = 1.0 / (end - start)
-        for k in range(start, end):
-            probs[uint64(k)] = uniform
+    _rematch(regret, prediction, probs, start, end, total, predictive)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -409,11 +400,19 @@ def _sweep(state, scratch, start, end, w, b, dpos, dneg, pending_pos, pending_ne
 def _rematch(regret, prediction, probs, start, end, total: float, predictive) -> None:
     """The second sweep of :func:`match_infoset`, given the sum of positive parts."""
     if total > 0.0:
-        scale = 1.0 / total
-        for k in range(start, end):
-            slot = uint64(k)
-            y = regret[slot] + prediction[slot] if predictive else regret[slot]
-            probs[slot] = max(y, 0.0) * scale
+        scale = 1.0 / total  # one division per infoset
+        if scale < math.inf:
+            for k in range(start, end):
+                slot = uint64(k)
+                y = regret[slot] + prediction[slot] if predictive else regret[slot]
+                probs[slot] = max(y, 0.0) * scale
+        else:
+            # a subnormal total (regrets of histories whose reach underflowed, ~700 moves
+            # deep): 1 / total is inf and 0 * inf would be NaN, so divide slot by slot
+            for k in range(start, end):
+                slot = uint64(k)
+                y = regret[slot] + prediction[slot] if predictive else regret[slot]
+                probs[slot] = max(y, 0.0) / total
     else:
         uniform = 1.0 / (end - start)
         for k in range(start, end):
