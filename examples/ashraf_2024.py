@@ -66,10 +66,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import os
-import platform
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -81,6 +78,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import cfrkit  # noqa: E402
+from _common import _Tee, header, marks, save, section, table  # noqa: E402
 import cfrkit.plot  # noqa: E402
 from cfrkit.games import RPSLS, KuhnPoker, RockPaperScissors  # noqa: E402
 
@@ -153,69 +151,6 @@ def pct(x: float) -> str:
 # -- small helpers --------------------------------------------------------------------------------
 
 
-class _Tee:
-    """Write to several text streams (stdout and output.txt)."""
-
-    def __init__(self, *streams):
-        self.streams = streams
-
-    def write(self, text):
-        for stream in self.streams:
-            stream.write(text)
-        return len(text)
-
-    def flush(self):
-        for stream in self.streams:
-            stream.flush()
-
-
-def header(args) -> str:
-    command = shlex.join(["python", f"examples/{NAME}.py", *sys.argv[1:]])
-    quick = "  (quick mode: small sizes)" if args.quick else ""
-    load = f", load average {os.getloadavg()[0]:.1f} at the start" if hasattr(os, "getloadavg") else ""
-    return (
-        f"$ {command}{quick}\n"
-        f"# {datetime.date.today()}, Python {platform.python_version()}, numpy {np.__version__}, "
-        f"{os.cpu_count()} cores{load};\n# timings are wall-clock seconds on this machine, "
-        "noisy when it is shared\n"
-    )
-
-
-def section(title: str) -> None:
-    print(f"\n{'=' * 100}\n{title}\n{'=' * 100}")
-
-
-def table(rows: list[list], headings: list[str], aligns: str | None = None) -> None:
-    """Print rows as a plain-text table; aligns: one 'l' or 'r' per column."""
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headings)]
-    aligns = aligns or "l" + "r" * (len(headings) - 1)
-
-    def line(values):
-        return "  ".join(
-            v.ljust(w) if a == "l" else v.rjust(w) for v, w, a in zip(values, widths, aligns)
-        ).rstrip()
-
-    print(line(headings))
-    print("  ".join("-" * w for w in widths))
-    for row in cells:
-        print(line(row))
-
-
-def marks(n: int) -> np.ndarray:
-    points = np.geomspace(1, n, 50).round().astype(np.int64)
-    return np.unique(np.concatenate([points, [n]]))
-
-
-def save(fig, path: Path) -> None:
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    shown = path.resolve()
-    with contextlib.suppress(ValueError):  # relative to the working directory where it can be
-        shown = shown.relative_to(Path.cwd().resolve())
-    print(f"[figure] {shown}")
-
-
 def normalised(row) -> np.ndarray:
     row = np.asarray(row, dtype=float)
     return row / row.sum()  # the report's rounded rows sum to 1 only to ~1e-5
@@ -266,7 +201,7 @@ def run_scenario(scenario: dict, sizes: tuple[int, int], seed: int) -> dict:
                 opponent=np.array([policy["P1"][a] for a in actions_of(game)]))
         # the same seeded run again, tracked at checkpoints for the figure (not timed)
         trainer = make_trainer(kind, game, scenario, seed)
-        points, history = marks(max(sizes)), []
+        points, history = marks(max(sizes), count=50, decades=False), []
         for mark in points:
             trainer.iterate(int(mark - trainer.iteration))
             history.append([trainer.average_policy()["P0"][a] for a in actions_of(game)])
@@ -470,7 +405,7 @@ def main(argv: list[str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
     with open(out / "output.txt", "w") as log, contextlib.redirect_stdout(_Tee(sys.stdout, log)):
-        print(header(args))
+        print(header(NAME, args))
         print("Ashraf, M. S. (2024). Understanding and Implementing Counterfactual Regret "
               "Minimisation. BSc final report,\nUniversity of Leeds. Regret matching on RPS and "
               "RPSLS, CFR on Kuhn poker, in Python.")

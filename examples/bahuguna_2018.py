@@ -47,10 +47,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import os
-import platform
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -62,6 +59,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import cfrkit  # noqa: E402
+from _common import _Tee, header, marks, save, section, table  # noqa: E402
 import cfrkit.plot  # noqa: E402
 from cfrkit.games import KuhnPoker  # noqa: E402
 
@@ -114,71 +112,6 @@ def expected_values(players: int, policy: cfrkit.Policy) -> tuple[np.ndarray, fl
 
 
 # -- small helpers --------------------------------------------------------------------------------
-
-
-class _Tee:
-    """Write to several text streams (stdout and output.txt)."""
-
-    def __init__(self, *streams):
-        self.streams = streams
-
-    def write(self, text):
-        for stream in self.streams:
-            stream.write(text)
-        return len(text)
-
-    def flush(self):
-        for stream in self.streams:
-            stream.flush()
-
-
-def header(args) -> str:
-    command = shlex.join(["python", f"examples/{NAME}.py", *sys.argv[1:]])
-    quick = "  (quick mode: small sizes)" if args.quick else ""
-    load = f", load average {os.getloadavg()[0]:.1f} at the start" if hasattr(os, "getloadavg") else ""
-    return (
-        f"$ {command}{quick}\n"
-        f"# {datetime.date.today()}, Python {platform.python_version()}, numpy {np.__version__}, "
-        f"{os.cpu_count()} cores{load};\n# timings are wall-clock seconds on this machine, "
-        "noisy when it is shared\n"
-    )
-
-
-def section(title: str) -> None:
-    print(f"\n{'=' * 100}\n{title}\n{'=' * 100}")
-
-
-def table(rows: list[list], headings: list[str], aligns: str | None = None) -> None:
-    """Print rows as a plain-text table; aligns: one 'l' or 'r' per column."""
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headings)]
-    aligns = aligns or "l" + "r" * (len(headings) - 1)
-
-    def line(values):
-        return "  ".join(
-            v.ljust(w) if a == "l" else v.rjust(w) for v, w, a in zip(values, widths, aligns)
-        ).rstrip()
-
-    print(line(headings))
-    print("  ".join("-" * w for w in widths))
-    for row in cells:
-        print(line(row))
-
-
-def marks(n: int) -> np.ndarray:
-    """Checkpoint iterations: log-spaced, with every power of ten, ending at n."""
-    points = np.geomspace(1, n, 60).round().astype(np.int64)
-    decades = 10 ** np.arange(0, int(np.log10(n)) + 1)
-    return np.unique(np.concatenate([points, decades[decades <= n], [n]]))
-
-
-def save(fig, path: Path) -> None:
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    shown = path.resolve()
-    with contextlib.suppress(ValueError):  # relative to the working directory where it can be
-        shown = shown.relative_to(Path.cwd().resolve())
-    print(f"[figure] {shown}")
 
 
 # -- Figures 7.3 / 7.4 and Table 7.3: sampled runs, several trials --------------------------------
@@ -342,7 +275,7 @@ def table_5_2_section(game, policy: cfrkit.Policy) -> None:
 
 def pruning_section(iterations: int, sampled: dict[int, dict], sampled_iterations: int,
                     out: Path) -> None:
-    section(f"Table 7.1 (p. 37) and Figure 7.5 (p. 36): tree pruning, nodes reached")
+    section("Table 7.1 (p. 37) and Figure 7.5 (p. 36): tree pruning, nodes reached")
     print("Nodes reached WITHOUT pruning, sampled CFR (one deal per iteration, walked once for "
           "all players):\n")
     rows = []
@@ -471,7 +404,7 @@ def main(argv: list[str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
     with open(out / "output.txt", "w") as log, contextlib.redirect_stdout(_Tee(sys.stdout, log)):
-        print(header(args))
+        print(header(NAME, args))
         print("Bahuguna, P. (2018). Learning for Hidden Information Games. Third-year project "
               "report,\nUniversity of Manchester. C++ CFR on two- and three-player Kuhn poker.")
         if iterations != 10**7 or trials != 10 or pruning_iterations != 1_000_000:

@@ -48,10 +48,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import os
-import platform
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -63,6 +60,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import cfrkit  # noqa: E402
+from _common import _Tee, header, marks, save, section, table  # noqa: E402
 import cfrkit.plot  # noqa: E402
 from cfrkit.games import KuhnPoker  # noqa: E402
 
@@ -145,71 +143,6 @@ class _LabmlHistory(cfrkit.History):
 # -- small helpers ----------------------------------------------------------------------------------
 
 
-class _Tee:
-    """Write to several text streams (stdout and output.txt)."""
-
-    def __init__(self, *streams):
-        self.streams = streams
-
-    def write(self, text):
-        for stream in self.streams:
-            stream.write(text)
-        return len(text)
-
-    def flush(self):
-        for stream in self.streams:
-            stream.flush()
-
-
-def header(args) -> str:
-    command = shlex.join(["python", f"examples/{NAME}.py", *sys.argv[1:]])
-    quick = "  (quick mode: small sizes)" if args.quick else ""
-    load = f", load average {os.getloadavg()[0]:.1f} at the start" if hasattr(os, "getloadavg") else ""
-    return (
-        f"$ {command}{quick}\n"
-        f"# {datetime.date.today()}, Python {platform.python_version()}, numpy {np.__version__}, "
-        f"{os.cpu_count()} cores{load};\n# timings are wall-clock seconds on this machine, "
-        "noisy when it is shared\n"
-    )
-
-
-def section(title: str) -> None:
-    print(f"\n{'=' * 100}\n{title}\n{'=' * 100}")
-
-
-def table(rows: list[list], headings: list[str], aligns: str | None = None) -> None:
-    """Print rows as a plain-text table; aligns: one 'l' or 'r' per column."""
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headings)]
-    aligns = aligns or "l" + "r" * (len(headings) - 1)
-
-    def line(values):
-        return "  ".join(
-            v.ljust(w) if a == "l" else v.rjust(w) for v, w, a in zip(values, widths, aligns)
-        ).rstrip()
-
-    print(line(headings))
-    print("  ".join("-" * w for w in widths))
-    for row in cells:
-        print(line(row))
-
-
-def marks(n: int) -> np.ndarray:
-    """Checkpoint iterations: log-spaced, with every power of ten, ending at n."""
-    points = np.geomspace(1, n, 50).round().astype(np.int64)
-    decades = 10 ** np.arange(0, int(np.log10(n)) + 1)
-    return np.unique(np.concatenate([points, decades[decades <= n], [n]]))
-
-
-def save(fig, path: Path) -> None:
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    shown = path.resolve()
-    with contextlib.suppress(ValueError):  # relative to the working directory where it can be
-        shown = shown.relative_to(Path.cwd().resolve())
-    print(f"[figure] {shown}")
-
-
 def bets(policy: cfrkit.Policy, bet: str) -> dict[str, float]:
     return {key: row[bet] for key, row in policy.items()}
 
@@ -224,7 +157,7 @@ def as_policy(game, probabilities: dict[str, float], actions=("p", "b")) -> cfrk
 def train(game, iterations: int, seeds: list[int], tracked: list[str], bet: str):
     """ChanceSampledCFR(sample_per_player=True) for each seed; at every checkpoint, NashConv
     and the probability of ``bet`` at each ``tracked`` infoset."""
-    points = marks(iterations)
+    points = marks(iterations, count=50)
     cfrkit.ChanceSampledCFR(game, seed=0, sample_per_player=True).iterate(1)  # compile, untimed
     cfrkit.evaluate(game, cfrkit.Policy.uniform(game))
     runs = []
@@ -389,7 +322,7 @@ def main(argv: list[str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
     with open(out / "output.txt", "w") as log, contextlib.redirect_stdout(_Tee(sys.stdout, log)):
-        print(header(args))
+        print(header(NAME, args))
         print("labml.ai, Regret Minimization in Games with Incomplete Information (CFR), "
               "nn.labml.ai/cfr (V. Jayasiri),\nand its notebook labml_nn/cfr/kuhn/experiment.ipynb: "
               "Monte Carlo CFR with chance sampling on Kuhn poker.")
