@@ -16,9 +16,10 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 from collections.abc import Iterator
 
-__all__ = ["critical", "interruptible"]
+__all__ = ["Blocks", "critical", "interruptible"]
 
 
 class _Guard:
@@ -86,3 +87,34 @@ def critical() -> Iterator[None]:
     if _GUARD.pending:
         _GUARD.pending = False
         _GUARD.deliver()
+
+
+class Blocks:
+    """Runs ``n`` iterations as kernel calls of about ``seconds`` each, each call and the counter
+    update after it one :func:`critical` stretch (call inside :func:`interruptible`).
+
+    The block size doubles while calls take under half the target and halves while they take
+    over twice it, so a Ctrl-C is honoured within a block whatever the game's size. Results do
+    not depend on it: every kernel gives the same arrays however a run is split.
+    """
+
+    def __init__(self, seconds: float = 0.01, largest: int = 1 << 17) -> None:
+        self.seconds = seconds
+        self.largest = largest
+        self.size = 1
+
+    def run(self, n: int, step) -> None:
+        """``step(count)`` for counts adding up to ``n``; ``step`` runs the kernel and moves the
+        counters with it."""
+        remaining = n
+        while remaining:
+            count = min(self.size, remaining)
+            with critical():  # the arrays and the counters move together
+                start = time.perf_counter()
+                step(count)
+                elapsed = time.perf_counter() - start
+            remaining -= count
+            if count == self.size and elapsed < self.seconds / 2:
+                self.size = min(2 * self.size, self.largest)
+            elif elapsed > 2 * self.seconds and self.size > 1:
+                self.size //= 2

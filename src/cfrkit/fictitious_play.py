@@ -8,11 +8,10 @@ honoured between blocks) and evaluation's best-response kernel.
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
-from ._interrupt import critical, interruptible
+from ._interrupt import Blocks, interruptible
 from ._kernels.fictitious_play import xfp_iterations
 from ._notice import compile_notice
 from ._text import short_repr
@@ -25,8 +24,6 @@ from .tree import CompiledGame, compile_game
 __all__ = ["FictitiousPlay"]
 
 # as the trainers: blocks of about 10 ms, one kernel call each (see trainers/base.py)
-_BLOCK_SECONDS = 0.01
-_MAX_BLOCK = 1 << 17
 
 
 class FictitiousPlay:
@@ -122,7 +119,7 @@ class FictitiousPlay:
         compiled = self.game
         tree = compiled.tree
         self._iteration = 0
-        self._block = 1
+        self._blocks = Blocks()
         self._warm = False
         # the average profile over the decision slots, then the (constant) chance slots
         self._probs = np.concatenate([Policy.uniform(compiled).table, tree.chance_prob])
@@ -171,19 +168,13 @@ class FictitiousPlay:
         with interruptible():
             if remaining and not self._warm:
                 self._warm_up()
-            while remaining:
-                count = min(self._block, remaining)
-                with critical():  # the average and the counter move together
-                    start = time.perf_counter()
-                    self._run(count)
-                    elapsed = time.perf_counter() - start
-                    self._iteration += count
-                remaining -= count
-                if count == self._block and elapsed < _BLOCK_SECONDS / 2:
-                    self._block = min(2 * self._block, _MAX_BLOCK)
-                elif elapsed > 2 * _BLOCK_SECONDS and self._block > 1:
-                    self._block //= 2
+            self._blocks.run(remaining, self._step)
         return self
+
+    def _step(self, count: int) -> None:
+        """``count`` iterations in one kernel call, and the counter with them."""
+        self._run(count)
+        self._iteration += count
 
     def _run(self, count: int) -> None:
         xfp_iterations(

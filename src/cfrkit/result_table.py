@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from collections.abc import Hashable, Mapping
 
 import numpy as np
 
-from ._interrupt import critical, interruptible
+from ._interrupt import Blocks, interruptible
 from ._kernels.random import seed_state
 from ._kernels.result_table import run_result_table
 from ._notice import compile_notice
@@ -22,7 +21,7 @@ from ._text import short_repr
 from .game import Game, InfoSet
 from .policy import Policy
 from .statics import alias_tables
-from .trainers.base import _BLOCK_SECONDS, _MAX_BLOCK, check_seed, normalise_rows
+from .trainers.base import check_seed, normalise_rows
 from .tree import CompiledGame, compile_game
 
 __all__ = ["MAX_GAMES", "ResultTableLearner"]
@@ -129,7 +128,7 @@ class ResultTableLearner:
         self._path_player = np.zeros(self.game.num_nodes, dtype=np.int32)
         self._iteration = 0
         self._decisions = 0
-        self._block = 1
+        self._blocks = Blocks()
         self._warm = False
 
     # -- switches -----------------------------------------------------------------------------
@@ -186,20 +185,14 @@ class ResultTableLearner:
                 with compile_notice("the ResultTableLearner kernel"):
                     self._run(0)
                 self._warm = True
-            while remaining:
-                count = min(self._block, remaining)
-                with critical():  # the table and the counters move together
-                    start = time.perf_counter()
-                    decisions = self._run(count)
-                    elapsed = time.perf_counter() - start
-                    self._iteration += count
-                    self._decisions += int(decisions)
-                remaining -= count
-                if count == self._block and elapsed < _BLOCK_SECONDS / 2:
-                    self._block = min(2 * self._block, _MAX_BLOCK)
-                elif elapsed > 2 * _BLOCK_SECONDS and self._block > 1:
-                    self._block //= 2
+            self._blocks.run(remaining, self._step)
         return self
+
+    def _step(self, count: int) -> None:
+        """``count`` games in one kernel call, and the counters with them."""
+        decisions = self._run(count)
+        self._iteration += count
+        self._decisions += int(decisions)
 
     def _run(self, count: int) -> int:
         return run_result_table(

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._interrupt import critical, interruptible
+from .._interrupt import Blocks, interruptible
 from .._kernels.update import synced_regrets
 from .._notice import compile_notice
 from .._text import short_repr
@@ -35,8 +35,6 @@ __all__ = ["Trainer"]
 # iterate() runs blocks of iterations, each one kernel call of about this many seconds: long
 # enough that the call overhead (~10 us) vanishes, short enough that counters and arrays agree
 # often (every block boundary is a consistent state)
-_BLOCK_SECONDS = 0.01
-_MAX_BLOCK = 1 << 17
 
 
 class Buffers(NamedTuple):
@@ -90,7 +88,7 @@ class Trainer(abc.ABC):
         self._alternating = check_bool("alternating", alternating)
         self._iteration = 0
         self._nodes_touched = 0
-        self._block = 1
+        self._blocks = Blocks()
         self._warm = False  # kernels compiled (or loaded) for this trainer
         tree = self.game.tree
         buffers = self._configure()
@@ -187,21 +185,15 @@ class Trainer(abc.ABC):
         with interruptible():
             if remaining and not self._warm:
                 self._warm_up()
-            while remaining:
-                count = min(self._block, remaining)
-                schedule = kernel_schedule(self._rule, self._iteration + 1, count)
-                with critical():  # the arrays and the counters move together
-                    start = time.perf_counter()
-                    touched = self._run(schedule)
-                    elapsed = time.perf_counter() - start
-                    self._iteration += count
-                    self._nodes_touched += int(touched)
-                remaining -= count
-                if count == self._block and elapsed < _BLOCK_SECONDS / 2:
-                    self._block = min(2 * self._block, _MAX_BLOCK)
-                elif elapsed > 2 * _BLOCK_SECONDS and self._block > 1:
-                    self._block //= 2
+            self._blocks.run(remaining, self._step)
         return self
+
+    def _step(self, count: int) -> None:
+        """``count`` iterations in one kernel call, and the counters with them."""
+        schedule = kernel_schedule(self._rule, self._iteration + 1, count)
+        touched = self._run(schedule)
+        self._iteration += count
+        self._nodes_touched += int(touched)
 
     def _check_room(self, what: str, n: int) -> None:
         """A ValueError starting with ``what`` if ``n`` more iterations go past the limit."""
