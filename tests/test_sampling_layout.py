@@ -221,7 +221,7 @@ def test_both_update_paths_are_exercised():
 
 
 def position_of(statics, n: int) -> int:
-    return int(np.flatnonzero(statics.position_node == n)[0])
+    return int(np.flatnonzero(statics.layout.position_node == n)[0])
 
 
 @njit
@@ -255,15 +255,15 @@ def test_samples_are_drawn_in_breadth_first_order_and_cut_into_their_regions(gam
             if tree.node_kind[n] == CHANCE:
                 kids = [c for c in kids if paths[c][-1] == expected[paths[n]]]
             queue.extend(kids)
-        starts = statics.region_start
+        starts = statics.layout.region_start
         covered = []
         for g in range(count):
             r, link = scratch.segments[:, g]
             covered += range(starts[r], starts[r + 1])
             # the region starts at a drawn outcome; above it, drawn outcomes of chance nodes
             # up to the chance node at link (-1: up to the root)
-            top = statics.position_node[link] if link >= 0 else 0
-            n = statics.position_node[starts[r]]
+            top = statics.layout.position_node[link] if link >= 0 else 0
+            n = statics.layout.position_node[starts[r]]
             while n != top:
                 up = tree.node_parent[n]
                 assert tree.node_kind[up] == CHANCE and paths[n][-1] == expected[paths[up]]
@@ -273,7 +273,7 @@ def test_samples_are_drawn_in_breadth_first_order_and_cut_into_their_regions(gam
         lone = [n for n in walked if tree.node_kind[n] == CHANCE
                 and position_of(statics, n) not in covered]
         assert len(lone) == skipped
-        assert sorted(list(statics.position_node[covered]) + lone) == sorted(walked)
+        assert sorted(list(statics.layout.position_node[covered]) + lone) == sorted(walked)
 
 
 @pytest.mark.parametrize("game", [KuhnPoker(players=3), LeducPoker(), RANDOM_GAMES["random2"]],
@@ -284,8 +284,9 @@ def test_in_pass_updates_match_the_update_after_the_pass(game, rule):
     # (through scratch.instant and scratch.baseline): the same bits
     fused = cfrkit.ChanceSampledCFR(game, seed=4, rule=getattr(cfrkit.RegretRule, rule)())
     after = cfrkit.ChanceSampledCFR(game, seed=4, rule=getattr(cfrkit.RegretRule, rule)())
-    never = np.zeros_like(after._statics.infoset_once)
-    after._statics = after._statics._replace(infoset_once=never)
+    layout = after._statics.layout
+    never = np.zeros_like(layout.infoset_once)
+    after._statics = after._statics._replace(layout=layout._replace(infoset_once=never))
     iterations = 200 if isinstance(game, LeducPoker) else 2000
     fused.iterate(iterations)
     after.iterate(iterations)

@@ -167,14 +167,14 @@ def sampling_scratch(scratch: Scratch, statics: Statics) -> Scratch:
     walks used (``value``, ``queue``, ``sampled_child``, ``sample_stamp``) emptied, since these
     passes never read them. ``reach`` and ``joint_reach`` keep their sizes, indexed by position.
     """
-    num_chance = statics.chance_slot_start.shape[0] - 1
+    num_chance = statics.layout.chance_slot_start.shape[0] - 1
     return scratch._replace(
         value=np.zeros((0, 0)),
         queue=np.zeros(0, dtype=np.int32),
         sampled_child=np.zeros(0, dtype=np.int32),
         sample_stamp=np.zeros(0, dtype=np.int64),
-        position_value=statics.position_utility.copy(),
-        position_own=np.zeros(statics.position_node.shape[0]),
+        position_value=statics.layout.position_utility.copy(),
+        position_own=np.zeros(statics.layout.position_node.shape[0]),
         chance_pick=np.zeros(num_chance, dtype=np.int32),
         chance_heap=np.zeros(num_chance, dtype=np.int32),
         chance_stack=np.zeros((2, num_chance + 1), dtype=np.int32),

@@ -29,22 +29,22 @@ from ._kernels.sampled_pass import (
 )
 from .tree import CHANCE, DECISION, TERMINAL, CompiledGame, GameTree
 
-__all__ = ["Statics", "alias_tables", "sampling_layout", "pruning_bounds", "statics_for"]
+__all__ = [
+    "SamplingLayout", "Statics", "alias_tables", "pruning_bounds", "sampling_layout", "statics_for",
+]
 
 
-class Statics(NamedTuple):
-    """Per-game arrays for pruning and sampling (``N`` nodes, ``A`` decision slots,
-    ``C`` chance slots, ``P`` players); empty where the trainer does not use them."""
+class SamplingLayout(NamedTuple):
+    """The layout chance-sampled passes walk (see :func:`sampling_layout`): arrays indexed by
+    position ``i`` (the node ``position_node[i]``), region ``r`` (by position), chance node by
+    chance index ``k`` (their rank by node), chance slot by ``slot - A``, decision node by
+    row; ``R`` regions, ``K`` chance nodes, ``M`` and ``D`` rows.
 
-    alias_prob: np.ndarray  # float64[C]: Walker/Vose alias tables of the chance nodes
-    alias_index: np.ndarray  # int32[C]
-    max_increment: np.ndarray  # float64[A]: M(I, a), the most one pass can add to R(I, a)
-    upper_bound: np.ndarray  # float64[P, N]: U_p, the most p can get below each node
-    chance_reach: np.ndarray  # float64[N]: product of the chance probabilities on the path
-    last_slot: np.ndarray  # int32[P, N]: each player's last slot on the path to each node
-    # the sampling layout of chance-sampled passes (see sampling_layout): arrays indexed by
-    # position i (the node position_node[i]), region r (by position), chance node by chance
-    # index k (their rank by node), chance slot by slot - A, decision node by entry t
+    A field of :class:`Statics` of its own, ``None`` for the trainers that do not sample: their
+    kernels then see a small bundle (a bundle of 22 arrays measured 12% longer to compile for
+    PrunedCFR than the bundle of 6 it needs).
+    """
+
     position_node: np.ndarray  # int32[N]: the node at each position
     position_utility: np.ndarray  # float64[P, N]: as GameTree.utility, by position
     position_edge: np.ndarray  # int32[N, 2]: the edge into the node at each position (rows
@@ -71,6 +71,20 @@ class Statics(NamedTuple):
     chance_below: np.ndarray  # int32[K]: the nearest chance nodes below each chance slot
 
 
+class Statics(NamedTuple):
+    """Per-game arrays for pruning and sampling (``N`` nodes, ``A`` decision slots,
+    ``C`` chance slots, ``P`` players); empty (or ``None``) where the trainer does not use
+    them."""
+
+    alias_prob: np.ndarray  # float64[C]: Walker/Vose alias tables of the chance nodes
+    alias_index: np.ndarray  # int32[C]
+    max_increment: np.ndarray  # float64[A]: M(I, a), the most one pass can add to R(I, a)
+    upper_bound: np.ndarray  # float64[P, N]: U_p, the most p can get below each node
+    chance_reach: np.ndarray  # float64[N]: product of the chance probabilities on the path
+    last_slot: np.ndarray  # int32[P, N]: each player's last slot on the path to each node
+    layout: SamplingLayout | None  # chance-sampled passes' layout (statics_for(sampling))
+
+
 def statics_for(compiled: CompiledGame, *, sampling: bool, pruning: bool) -> Statics:
     """The pieces a trainer needs: alias tables and the sampling layout if ``sampling``,
     bounds if ``pruning``."""
@@ -81,8 +95,8 @@ def statics_for(compiled: CompiledGame, *, sampling: bool, pruning: bool) -> Sta
         max_increment=np.zeros(0), upper_bound=np.zeros((0, 0)),
         chance_reach=np.zeros(0), last_slot=np.zeros((0, 0), dtype=np.int32),
     )
-    layout = sampling_layout(compiled) if sampling else _EMPTY_LAYOUT
-    return Statics(alias_prob=alias_prob, alias_index=alias_index, **bounds, **layout)
+    layout = SamplingLayout(**sampling_layout(compiled)) if sampling else None
+    return Statics(alias_prob=alias_prob, alias_index=alias_index, **bounds, layout=layout)
 
 
 def pruning_bounds(compiled: CompiledGame) -> dict[str, np.ndarray]:
@@ -145,25 +159,6 @@ def _build_alias_tables(tree: GameTree) -> tuple[np.ndarray, np.ndarray]:
             alias_prob[start + k] = 1.0
     return alias_prob, alias_index
 
-
-_EMPTY_LAYOUT = dict(
-    position_node=np.zeros(0, dtype=np.int32),
-    position_utility=np.zeros((0, 0)),
-    position_edge=np.zeros((0, 0), dtype=np.int32),
-    region_start=np.zeros(0, dtype=np.int32),
-    region_inner=np.zeros((0, 0), dtype=np.int32),
-    inner=np.zeros((0, 0), dtype=np.int32),
-    region_values=np.zeros((0, 0), dtype=np.int32),
-    region_decisions=np.zeros((0, 0), dtype=np.int32),
-    decisions=np.zeros((0, 0), dtype=np.int32),
-    infoset_once=np.zeros(0, dtype=np.bool_),
-    next_chance=np.zeros(0, dtype=np.int32),
-    chance_position=np.zeros(0, dtype=np.int32),
-    chance_slot_start=np.zeros(0, dtype=np.int32),
-    chance_child_region=np.zeros(0, dtype=np.int32),
-    chance_below_start=np.zeros(0, dtype=np.int32),
-    chance_below=np.zeros(0, dtype=np.int32),
-)
 
 def sampling_layout(compiled: CompiledGame) -> dict[str, np.ndarray]:
     """The tree reordered for chance-sampled passes: every chance outcome's subtree contiguous,

@@ -45,11 +45,11 @@ def draw_sample(tree, statics, state, scratch) -> None:
     the tests' replay). Writes the region of the drawn outcome of each reached chance node to
     ``scratch.chance_pick``; advances ``state.rng`` by two doubles per reached chance node.
     """
-    below = statics.chance_below
-    below_start = statics.chance_below_start
-    slot_start = statics.chance_slot_start
+    below = statics.layout.chance_below
+    below_start = statics.layout.chance_below_start
+    slot_start = statics.layout.chance_slot_start
     heap = scratch.chance_heap
-    top = statics.chance_child_region.shape[0]  # group C: no chance node above
+    top = statics.layout.chance_child_region.shape[0]  # group C: no chance node above
     size = 0
     for t in range(below_start[top], below_start[top + 1]):
         heap[size] = below[t]  # in increasing order: already a heap
@@ -62,7 +62,7 @@ def draw_sample(tree, statics, state, scratch) -> None:
         j = s + sample_outcome(
             state.rng, statics.alias_prob, statics.alias_index, s, slot_start[k + 1] - s
         )
-        scratch.chance_pick[k] = statics.chance_child_region[j]
+        scratch.chance_pick[k] = statics.layout.chance_child_region[j]
         for t in range(below_start[j], below_start[j + 1]):
             _push(heap, below[t], size)
             size += 1

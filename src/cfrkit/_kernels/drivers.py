@@ -139,7 +139,7 @@ def run_chance_sampled(
                 )
             elif alternating or player == num_players - 1:  # the players updated now
                 update_sampled(
-                    tree, state, scratch, statics.infoset_once, fused,
+                    tree, state, scratch, statics.layout.infoset_once, fused,
                     player if alternating else 0, player + 1, dpos, dneg, weight, lower,
                     predictive, lazy,
                 )
@@ -185,8 +185,8 @@ def run_joint_sampled(tree, statics, state, scratch, schedule, lower, predictive
             tree, statics, state, scratch, count, fused, weight, lower
         )
         update_sampled(
-            tree, state, scratch, statics.infoset_once, fused, 0, tree.num_players, dpos, dneg,
-            weight, lower, predictive, lazy,
+            tree, state, scratch, statics.layout.infoset_once, fused, 0, tree.num_players, dpos,
+            dneg, weight, lower, predictive, lazy,
         )
         clear_visited(scratch)
     return touched

@@ -58,9 +58,9 @@ def cut_segments(statics, scratch) -> tuple:
     drawn outcome, linked to the chance node above (the chance probabilities are left out all
     the way; nothing reads the skipped node's value). Returns ``(segments, nodes skipped)``.
     """
-    next_chance = statics.next_chance
-    chance_position = statics.chance_position
-    region_start = statics.region_start
+    next_chance = statics.layout.next_chance
+    chance_position = statics.layout.chance_position
+    region_start = statics.layout.region_start
     pick = scratch.chance_pick
     segments = scratch.segments
     stack = scratch.chance_stack
@@ -119,20 +119,20 @@ def sampled_pass(
 
     With ``fused`` (alternating updates under a rule without discounts or predictions, this
     iteration's weight ``weight`` and floor ``lower``), an infoset the sample can meet only
-    once (``statics.infoset_once``) is updated there and then
+    once (``statics.layout.infoset_once``) is updated there and then
     (:func:`~.update.update_single_history`): nothing else reads its strategy before its
     update. Each other one is listed, with its own reach and visit count, and its slot sums
     and baseline added to ``scratch.instant`` and ``scratch.baseline``, for
     :func:`~.update.update_sampled` after the pass.
     """
-    edges = statics.position_edge
-    region_start = statics.region_start
-    region_inner = statics.region_inner[player]
-    region_values = statics.region_values[player]
-    inner = statics.inner
-    region_decisions = statics.region_decisions[player]
-    decisions = statics.decisions
-    once = statics.infoset_once
+    edges = statics.layout.position_edge
+    region_start = statics.layout.region_start
+    region_inner = statics.layout.region_inner[player]
+    region_values = statics.layout.region_values[player]
+    inner = statics.layout.inner
+    region_decisions = statics.layout.region_decisions[player]
+    decisions = statics.layout.decisions
+    once = statics.layout.infoset_once
     segments = scratch.segments
     probs = state.probs
     reach = scratch.reach
@@ -220,15 +220,15 @@ def joint_sampled_walk(
     ``fused`` an infoset met once is updated on the spot as in :func:`sampled_pass`; the others
     are left for :func:`~.update.update_sampled`.
     """
-    edges = statics.position_edge
-    region_start = statics.region_start
+    edges = statics.layout.position_edge
+    region_start = statics.layout.region_start
     num_players = scratch.joint_reach.shape[1]
-    region_inner = statics.region_inner[num_players]  # nodes above any decision node
-    region_values = statics.region_values
-    inner = statics.inner
-    region_decisions = statics.region_decisions
-    decisions = statics.decisions
-    once = statics.infoset_once
+    region_inner = statics.layout.region_inner[num_players]  # nodes above any decision node
+    region_values = statics.layout.region_values
+    inner = statics.layout.inner
+    region_decisions = statics.layout.region_decisions
+    decisions = statics.layout.decisions
+    once = statics.layout.infoset_once
     segments = scratch.segments
     probs = state.probs
     joint_reach = scratch.joint_reach
