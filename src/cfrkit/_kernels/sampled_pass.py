@@ -163,21 +163,8 @@ def sampled_pass(
         r = uint64(segments[0, g])
         a = region_start[r]
         b = region_start[r + 1]
-        lowest = region_values[r]  # (the player's regrets read no value above it)
-        # a family's value is summed in a register while its children (contiguous) go by, last
-        # child first, and stored when the next family starts
-        total = 0.0
-        family = uint64(a)  # (the first store, before any family is complete, is overwritten)
-        for k in range(b - 1, lowest - 1, -1):
-            i = uint64(k)
-            up = edges[i, EDGE_FAMILY]
-            if up >= 0:
-                value[family] = total
-                family = uint64(up)
-                total = 0.0
-            total += probs[uint64(edges[i, EDGE_SLOT])] * value[i]
-        if lowest < b:
-            value[family] = total
+        # (the player's regrets read no value above region_values[r])
+        _region_values(edges, probs, value, a, region_values[r], b)
         for t in range(region_decisions[r + 1] - 1, region_decisions[r] - 1, -1):
             row = uint64(t)
             i = uint64(decisions[row, DECISION_POSITION])
@@ -255,19 +242,7 @@ def joint_sampled_walk(
         b = region_start[r + 1]
         for actor in range(num_players):
             value = scratch.position_value[actor]
-            lowest = region_values[actor, r]
-            total = 0.0
-            family = uint64(a)
-            for k in range(b - 1, lowest - 1, -1):
-                i = uint64(k)
-                up = edges[i, EDGE_FAMILY]
-                if up >= 0:
-                    value[family] = total
-                    family = uint64(up)
-                    total = 0.0
-                total += probs[uint64(edges[i, EDGE_SLOT])] * value[i]
-            if lowest < b:
-                value[family] = total
+            _region_values(edges, probs, value, a, region_values[actor, r], b)
         for actor in range(num_players):
             value = scratch.position_value[actor]
             for t in range(region_decisions[actor, r + 1] - 1, region_decisions[actor, r] - 1, -1):
@@ -299,3 +274,22 @@ def joint_sampled_walk(
             for q in range(num_players):
                 scratch.position_value[q, uint64(link)] = scratch.position_value[q, uint64(a)]
     return touched
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _region_values(edges, probs, value, a, lowest, b) -> None:
+    """Values of one region's families, positions ``b - 1`` down to ``lowest``: a family's value
+    is summed in a register while its children (contiguous) go by, last child first, and
+    stored when the next family starts. Writes ``value`` in place."""
+    total = 0.0
+    family = uint64(a)  # (the first store, before any family is complete, is overwritten)
+    for k in range(b - 1, lowest - 1, -1):
+        i = uint64(k)
+        up = edges[i, EDGE_FAMILY]
+        if up >= 0:
+            value[family] = total
+            family = uint64(up)
+            total = 0.0
+        total += probs[uint64(edges[i, EDGE_SLOT])] * value[i]
+    if lowest < b:
+        value[family] = total
