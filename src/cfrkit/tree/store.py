@@ -306,9 +306,10 @@ def _read(name: str, game: Game | None) -> tuple[CompiledGame, dict]:
     """The compiled game in file ``name`` (attached to ``game``, or to a :class:`StoredGame`),
     and its metadata; :class:`_BadFile` saying why not."""
     try:
-        with np.load(name, allow_pickle=False) as data:
-            if not isinstance(data, np.lib.npyio.NpzFile):
-                raise _BadFile(f"{name}: not a compiled cfrkit game (a single .npy array)")
+        data = np.load(name, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise _BadFile(f"{name}: not a compiled cfrkit game (a single .npy array)")
+        with data:
             expected = {f"tree/{field}" for field in _SCHEMA} | {_METADATA, _ACTION_SET}
             if _METADATA not in data.files:
                 raise _BadFile(f"{name}: not a compiled cfrkit game (no metadata entry)")
@@ -555,7 +556,7 @@ def cache_path(game: Game, cache_dir: str | os.PathLike[str], key: str | None = 
     """The file in ``cache_dir`` that holds (or would hold) ``game`` compiled."""
     key = cache_key(game) if key is None else key
     # a readable head for people looking into the directory; the hash decides
-    head = re.sub(r"[^A-Za-z0-9._=-]+", "_", _identity(game, required=True))[:48].strip("_.")
+    head = re.sub(r"[^A-Za-z0-9._=-]+", "_", _identity(game, required=True))[:80].strip("_.")
     return Path(os.fspath(cache_dir)) / f"{head}-{key[:40]}.npz"
 
 
