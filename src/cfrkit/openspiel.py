@@ -37,6 +37,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Hashable, Mapping
 from typing import Any
@@ -78,6 +79,7 @@ def _python_policy_module():
     return policy_module
 
 
+@functools.lru_cache(maxsize=None)
 def _openspiel_version() -> str:
     """The installed OpenSpiel's version (part of a game's identity: its rules may change)."""
     from importlib import metadata

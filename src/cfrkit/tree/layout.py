@@ -139,7 +139,8 @@ class CompiledGame:
             for name, value in zip(GameTree._fields, self.tree):
                 if isinstance(value, np.ndarray):
                     digest.update(f"{name} {value.dtype.str} {value.shape}".encode())
-                    digest.update(np.ascontiguousarray(value).tobytes())
+                    # the buffer itself, not a tobytes() copy (same digest, half the time)
+                    digest.update(np.ascontiguousarray(value).data)
             for key, actions in zip(self.infoset_keys, self.infoset_actions):
                 digest.update(repr((key, actions)).encode())
             cached = self._cache["fingerprint"] = digest.hexdigest()

@@ -50,7 +50,7 @@ import numpy as np
 
 from .._text import short_repr
 from ..game import Game, GameError, History, InfoSet
-from .layout import CompiledGame, GameTree, _ReadOnlyDict, _zero_sum
+from .layout import ZERO_SUM_TOLERANCE, CompiledGame, GameTree, _ReadOnlyDict
 from .walk import CHANCE, DECISION, TERMINAL
 
 __all__ = ["FORMAT", "VERSION", "StoredGame", "cache_key", "cache_path", "load_or_compile", "save"]
@@ -410,8 +410,9 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     infosets = {
         key: InfoSet(key=key, player=player[i], actions=actions[i]) for i, key in enumerate(keys)
     }
-    terminals = tree.node_kind == TERMINAL
-    zero_sum = _zero_sum(tree.utility[:, terminals].T)
+    # flatten()'s test, over every node: the utilities of non-terminal nodes are all 0, which
+    # passes it, so the terminals need not be picked out (a copy of most of the array)
+    zero_sum = _zero_sum(tree.utility)
     if game is None:
         game = StoredGame(name, num_players, metadata["game"])
     compiled = CompiledGame(
@@ -431,6 +432,15 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     if zero_sum != metadata["zero_sum"]:
         raise _BadFile(f"{name}: its zero-sum flag does not match its utilities")
     return compiled
+
+
+def _zero_sum(utility: np.ndarray) -> bool:
+    """:func:`cfrkit.tree.layout._zero_sum` of ``utility``'s columns (one per node)."""
+    if utility.size == 0:
+        return True
+    totals = np.abs(utility.sum(axis=0))
+    scale = np.abs(utility).max(axis=0)
+    return bool(np.all(totals <= ZERO_SUM_TOLERANCE * scale))
 
 
 def _check_ranges(name: str, t: dict, sizes: dict, index: np.ndarray, num_sets: int) -> None:
