@@ -68,6 +68,16 @@ def test_round_trip_keeps_every_array_name_and_label(name, tmp_path):
     assert os.listdir(tmp_path) == ["game.npz"]  # no temporary file left behind
 
 
+def test_a_compressed_file_loads_the_same(tmp_path):
+    original = compile_game(LeducPoker())
+    original.save(tmp_path / "plain.npz")
+    original.save(tmp_path / "small.npz", compress=True)
+    assert (tmp_path / "small.npz").stat().st_size < (tmp_path / "plain.npz").stat().st_size / 4
+    assert_same_compiled(load_compiled(tmp_path / "small.npz"), original)
+    with pytest.raises(ValueError, match="compress must be True or False"):
+        original.save(tmp_path / "x.npz", compress="yes")
+
+
 def test_a_loaded_game_has_no_rules_to_walk(tmp_path):
     compile_game(KuhnPoker()).save(tmp_path / "kuhn.npz")
     loaded = load_compiled(tmp_path / "kuhn.npz")

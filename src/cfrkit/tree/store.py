@@ -1,6 +1,6 @@
 """Compiled games on disk: :func:`save` / :func:`~cfrkit.tree.load_compiled`, and the opt-in compile cache.
 
-A compiled game is one uncompressed ``.npz`` file (read with ``np.load(...,
+A compiled game is one ``.npz`` file (uncompressed unless asked; read with ``np.load(...,
 allow_pickle=False)``: nothing in it is ever unpickled) holding
 
 * ``tree/<field>`` -- every array of the :class:`~cfrkit.tree.GameTree`, as laid out in memory;
@@ -221,14 +221,18 @@ def _document(compiled: CompiledGame, cache_key: str | None) -> tuple[dict, np.n
     return metadata, index
 
 
-def save(compiled: CompiledGame, path: str | os.PathLike[str]) -> Path:
+def save(compiled: CompiledGame, path: str | os.PathLike[str], *, compress: bool = False) -> Path:
     """Write ``compiled`` to ``path`` as one ``.npz`` file (see :meth:`CompiledGame.save`)."""
-    return _write(compiled, Path(os.fspath(path)), None)
+    return _write(compiled, Path(os.fspath(path)), None, compress)
 
 
-def _write(compiled: CompiledGame, target: Path, cache_key: str | None) -> Path:
+def _write(
+    compiled: CompiledGame, target: Path, cache_key: str | None, compress: bool = False
+) -> Path:
     if not isinstance(compiled, CompiledGame):
         raise TypeError(f"expected a CompiledGame, got {type(compiled).__name__}")
+    if not isinstance(compress, bool):
+        raise ValueError(f"compress must be True or False, got {short_repr(compress)}")
     metadata, index = _document(compiled, cache_key)
     text = json.dumps(metadata, allow_nan=False, separators=(",", ":"))
     arrays = {f"tree/{name}": getattr(compiled.tree, name) for name in _SCHEMA}
@@ -239,7 +243,7 @@ def _write(compiled: CompiledGame, target: Path, cache_key: str | None) -> Path:
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, **arrays)
+            (np.savez_compressed if compress else np.savez)(stream, **arrays)
         os.replace(temporary, target)
     except BaseException:
         try:
