@@ -13,6 +13,8 @@ import numba
 import numpy as np
 import pytest
 from conftest import GAMES, RANDOM_GAMES
+from hypothesis import HealthCheck, given, settings
+from random_games import random_games
 from spec_game import C, D, SpecGame, T
 
 import cfrkit
@@ -66,6 +68,14 @@ def test_round_trip_keeps_every_array_name_and_label(name, tmp_path):
     assert repr(original.game) in repr(loaded.game) and str(path) in repr(loaded.game)
     assert compile_game(loaded.game) is loaded
     assert os.listdir(tmp_path) == ["game.npz"]  # no temporary file left behind
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(game=random_games(max_nodes=150))
+def test_random_games_round_trip(game, tmp_path):
+    original = compile_game(game)
+    original.save(tmp_path / "random.npz")
+    assert_same_compiled(load_compiled(tmp_path / "random.npz"), original)
 
 
 def test_a_compressed_file_loads_the_same(tmp_path):

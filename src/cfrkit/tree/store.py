@@ -593,6 +593,8 @@ def load_or_compile(
             if metadata.get("cache_key") != key or loaded.num_players != game.num_players:
                 raise _BadFile(f"{path}: written for another game or cfrkit")
             return loaded
+        except FileNotFoundError:  # removed since exists(): compile it
+            pass
         except (ValueError, OSError) as exc:
             warnings.warn(
                 f"cfrkit: cannot use the cached compiled game ({exc}); compiling again and "
