@@ -127,7 +127,7 @@ def main(argv=None) -> None:
         print(f"  hit  (median of {len(hits)}) from_openspiel  {med['hit']:7.3f} s   "
               f"import {med['import']:.2f} s   import + load {med['import'] + med['hit']:.2f} s   "
               f"whole process {wall:.2f} s")
-        print(f"  hit processes (s): " + " ".join(f"{h['hit']:.3f}" for h, _ in hits))
+        print("  hit processes (s): " + " ".join(f"{h['hit']:.3f}" for h, _ in hits))
         print(f"  load_compiled {med['load_compiled']:.3f} s = raw read {med['raw_read']:.3f} s"
               f" + fingerprint {med['fingerprint']:.3f} s"
               f" + other checks and objects "

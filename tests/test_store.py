@@ -488,16 +488,21 @@ def test_a_file_of_another_version_or_source_is_never_loaded(what, counting, tmp
         monkeypatch.setattr(cfrkit, "__version__", cfrkit.__version__ + ".post1")
     else:  # an edited compiler or rules module
         sources = store._sources
-        monkeypatch.setattr(store, "_sources", lambda cls: {**sources(cls), "walk.py": "edited"})
+        monkeypatch.setattr(store, "_sources",
+                            lambda cls: {**sources(cls), "cfrkit.tree.walk": "edited"})
     compile_game(counting(), cache_dir=tmp_path)
     assert counting.walks == 2
     assert len(list(tmp_path.iterdir())) == 2
 
 
-def test_the_key_covers_the_game_class_module_source(tmp_path):
+def test_the_key_covers_the_sources_of_the_compiler_and_the_game_classes(tmp_path):
     sources = store._sources(CountingKuhn)
-    assert set(sources) >= {"walk.py", "layout.py", "store.py", __file__,
-                            os.path.abspath(cfrkit.games.kuhn.__file__)}
+    assert set(sources) >= {"cfrkit.tree.walk", "cfrkit.tree.layout", "cfrkit.tree.store",
+                            __name__, "cfrkit.games.kuhn"}
+    with open(cfrkit.games.kuhn.__file__, "rb") as stream:
+        import hashlib
+
+        assert sources["cfrkit.games.kuhn"] == hashlib.sha256(stream.read()).hexdigest()
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "another_game"])

@@ -533,20 +533,24 @@ def _source_digest(filename: str) -> str:
 
 def _sources(cls: type) -> dict[str, str]:
     """SHA-256 of the source of cfrkit's compiler (every module of this package) and of each
-    module defining the game's class or a base class: editing them changes the cache key."""
+    module defining the game's class or a base class: editing them changes the cache key.
+
+    Keyed by module name, not path, so a project moved or checked out elsewhere (another
+    machine of a cluster) keeps its cache.
+    """
     import inspect
 
-    files = sorted(str(f) for f in Path(__file__).parent.glob("*.py"))
+    package = Path(__file__).parent
+    digests = {f"{__package__}.{f.stem}": _source_digest(str(f)) for f in package.glob("*.py")}
     for base in cls.__mro__:
         if isinstance(base, type) and issubclass(base, Game) and base is not Game:
             try:
                 source = inspect.getsourcefile(base)
-            except TypeError:  # defined in C or interactively
+            except TypeError:  # defined in C, or in a notebook or an interactive session
                 source = None
             if source is not None:
-                files.append(os.path.abspath(source))
-    return {os.path.basename(f) if f.startswith(str(Path(__file__).parent)) else f:
-            _source_digest(f) for f in files}
+                digests[base.__module__] = _source_digest(os.path.abspath(source))
+    return digests
 
 
 def cache_key(game: Game) -> str:
