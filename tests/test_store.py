@@ -45,6 +45,14 @@ def assert_same_compiled(loaded, original):
     assert loaded.fingerprint == original.fingerprint
 
 
+def test_the_file_schema_covers_every_field_of_the_tree():
+    # a new GameTree array needs its dtype and shape in store._SCHEMA (and a VERSION bump)
+    assert set(store._SCHEMA) | set(store._SCALARS) == set(GameTree._fields)
+    compiled = compile_game(KuhnPoker())
+    for field, (dtype, _) in store._SCHEMA.items():
+        assert getattr(compiled.tree, field).dtype == dtype, field
+
+
 # -- round trips ----------------------------------------------------------------------------------
 
 ROUND_TRIP = {

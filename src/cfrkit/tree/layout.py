@@ -167,7 +167,7 @@ class CompiledGame:
             is replaced.
         compress : bool, optional
             Deflate the arrays (``np.savez_compressed``). Default ``False``: trees compress
-            about 12-fold, but the file then loads about 2.5 times slower
+            about 13-fold, but their arrays then read about 2.5 times slower
             (``python benchmarks/compiled_cache.py``), and the compile cache is for loading
             fast. Compress a file to archive or send it; :func:`cfrkit.load_compiled` reads both.
 

@@ -90,9 +90,8 @@ _SCHEMA: dict[str, tuple[np.dtype, tuple[str, ...]]] = {
     "player_infoset_start": (_INT32, ("P+1",)),
     "slot_infoset": (_INT32, ("A",)),
 }
+# (tests/test_store.py checks that these and the schema are exactly GameTree's fields)
 _SCALARS = ("num_players", "num_action_slots")
-if set(_SCHEMA) | set(_SCALARS) != set(GameTree._fields):  # pragma: no cover - a layout change
-    raise ImportError("cfrkit.tree.store: the file schema does not match GameTree's fields")
 
 
 # -- action labels -----------------------------------------------------------------------------
