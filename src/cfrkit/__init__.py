@@ -38,7 +38,7 @@ from .trainers import (
     Trainer,
     VanillaCFR,
 )
-from .tree import CompiledGame, GameTree, compile_game
+from .tree import CompiledGame, GameTree, compile_game, load_compiled
 
 __version__ = "0.1.0"
 
@@ -85,6 +85,7 @@ __all__ = [
     "evaluate",
     "expected_values",
     "exploitability",
+    "load_compiled",
     "load_policy",
     "load_trainer",
     "nash_conv",

@@ -81,7 +81,8 @@ class Game(abc.ABC):
 
     Subclasses set ``num_players`` and ``name`` and implement :meth:`root`. A game object is
     treated as immutable: its compiled tree is cached per object (see
-    :func:`cfrkit.compile_game`).
+    :func:`cfrkit.compile_game`). Defining :attr:`identity` lets the compiled tree be kept on
+    disk between processes too (``compile_game(game, cache_dir=...)``).
     """
 
     num_players: int
@@ -90,6 +91,38 @@ class Game(abc.ABC):
     @abc.abstractmethod
     def root(self) -> History:
         """The empty history where the game starts."""
+
+    @property
+    def identity(self) -> str | None:
+        """A string that names this game exactly, or ``None`` (the default): no disk cache.
+
+        ``compile_game(game, cache_dir=...)`` files the compiled tree under a hash of this
+        string (with the game's class, the cfrkit version and the source files of cfrkit's
+        compiler and of the game's class), and a later process whose game has the same identity
+        loads that file instead of walking the game. So it must name the game and every
+        parameter, data file or library version its rules depend on, and change whenever they
+        do: two games with equal identities must have equal trees. The built-in games return
+        their class and every constructor argument, e.g.
+        ``"cfrkit.games.kuhn.KuhnPoker(players=3, max_bets=1, deal='deck')"``; OpenSpiel games
+        ``"openspiel:leduc_poker(players=3)"`` and the OpenSpiel version.
+
+        Examples
+        --------
+        >>> from cfrkit import Game
+        >>> class Dice(Game):
+        ...     num_players = 2
+        ...     def __init__(self, sides: int) -> None:
+        ...         self.sides = sides
+        ...         self.name = f"dice_{sides}"
+        ...     @property
+        ...     def identity(self) -> str:
+        ...         return f"mylab.Dice(sides={self.sides}) rules v2"
+        ...     def root(self):
+        ...         ...
+        >>> Dice(6).identity
+        'mylab.Dice(sides=6) rules v2'
+        """
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={getattr(self, 'name', '?')!r})"

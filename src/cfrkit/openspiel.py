@@ -37,6 +37,8 @@ True
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -46,6 +48,7 @@ from .game import Game, GameError, History
 from ._text import short_repr
 from .policy import Policy, check_policy_game
 from .tree import DEFAULT_MAX_NODES, CompiledGame, compile_game
+from .tree.store import cache_path
 
 __all__ = [
     "OpenSpielGame",
@@ -74,6 +77,24 @@ def _python_policy_module():
     from open_spiel.python import policy as policy_module
 
     return policy_module
+
+
+@functools.lru_cache(maxsize=None)
+def _openspiel_version() -> str:
+    """The installed OpenSpiel's version (part of a game's identity: its rules may change)."""
+    from importlib import metadata
+
+    for distribution in ("open_spiel", "open-spiel"):
+        try:
+            return metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            continue
+    # built from source, no package metadata: the extension module's size and time stand in
+    try:
+        stat = os.stat(_pyspiel().__file__)
+        return f"pyspiel {stat.st_size}:{stat.st_mtime_ns}"
+    except (OSError, TypeError):
+        return "unknown"
 
 
 # -- the game adapter ------------------------------------------------------------------------
@@ -112,6 +133,16 @@ class OpenSpielGame(Game):
     def root(self) -> History:
         self._holders = None if self.keys_per_player else {}
         return _OpenSpielHistory(self.openspiel_game.new_initial_state(), self)
+
+    @property
+    def identity(self) -> str:
+        """``"openspiel:<game with parameters>"``, the key style and the OpenSpiel version
+        (see :attr:`cfrkit.Game.identity`), e.g.
+        ``"openspiel:leduc_poker(players=3); keys_per_player=False; open_spiel 1.6.1"``."""
+        return (
+            f"openspiel:{self.name}; keys_per_player={self.keys_per_player}; "
+            f"open_spiel {_openspiel_version()}"
+        )
 
     def openspiel_key(self, key: str) -> str:
         """OpenSpiel's information-state string of the infoset ``key`` of this game."""
@@ -167,7 +198,11 @@ class _OpenSpielHistory(History):
 
 
 def from_openspiel(
-    game_or_name: Any, *, max_nodes: int = DEFAULT_MAX_NODES, max_memory: int | None = None
+    game_or_name: Any,
+    *,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    max_memory: int | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> OpenSpielGame:
     """Wrap an OpenSpiel game as a cfrkit :class:`~cfrkit.Game` and compile it.
 
@@ -180,6 +215,11 @@ def from_openspiel(
         Passed to :func:`cfrkit.compile_game`: give up with :class:`cfrkit.GameError` past this
         many histories (default 20 million), or when the walk would need more memory than
         ``max_memory`` bytes (default: 80% of the memory available).
+    cache_dir : str or os.PathLike, optional
+        Passed to :func:`cfrkit.compile_game`: keep the compiled game in this directory, and
+        load it from there instead of walking OpenSpiel's tree when a previous process has
+        (keyed by :attr:`OpenSpielGame.identity`: the game string with its parameters, the
+        key style and the OpenSpiel version).
 
     Returns
     -------
@@ -235,14 +275,20 @@ def from_openspiel(
     if not game_type.provides_information_state_string:
         raise ValueError(f"{game} provides no information-state strings (needed as infoset keys)")
     wrapped = OpenSpielGame(game)
+    if cache_dir is not None and not cache_path(wrapped, cache_dir).exists():
+        # a game needing per-player keys is cached under that identity: no walk to find out
+        per_player = OpenSpielGame(game, keys_per_player=True)
+        if cache_path(per_player, cache_dir).exists():
+            wrapped = per_player
+    limits = {"max_nodes": max_nodes, "max_memory": max_memory, "cache_dir": cache_dir}
     try:
-        compile_game(wrapped, max_nodes=max_nodes, max_memory=max_memory)
+        compile_game(wrapped, **limits)
     except GameError as exc:
         if not isinstance(exc.__cause__, _SharedKey):
             raise
         # the strings do not name the player: key every infoset by (player, string) instead
         wrapped = OpenSpielGame(game, keys_per_player=True)
-        compile_game(wrapped, max_nodes=max_nodes, max_memory=max_memory)
+        compile_game(wrapped, **limits)
     finally:
         wrapped._holders = None  # only needed during the walk
     return wrapped

@@ -180,6 +180,15 @@ class KuhnPoker(Game):
             return _KuhnHistory(self, None, "")
         return _RaiseHistory(self, None, "")
 
+    @property
+    def identity(self) -> str:
+        """The class and every parameter (see :attr:`cfrkit.Game.identity`)."""
+        cls = type(self)
+        return (
+            f"{cls.__module__}.{cls.__qualname__}(players={self.num_players}, "
+            f"max_bets={self.max_bets}, deal={self.deal!r})"
+        )
+
     def __repr__(self) -> str:
         extra = "" if self.max_bets == 1 else f", max_bets={self.max_bets}"
         if self.deal != "deck":

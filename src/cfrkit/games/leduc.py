@@ -65,6 +65,12 @@ class LeducPoker(Game):
     def root(self) -> History:
         return _LeducHistory((), "", "", None)
 
+    @property
+    def identity(self) -> str:
+        """The class: Leduc hold'em has no parameters (see :attr:`cfrkit.Game.identity`)."""
+        cls = type(self)
+        return f"{cls.__module__}.{cls.__qualname__}()"
+
     def __repr__(self) -> str:
         return "LeducPoker()"
 

@@ -54,6 +54,17 @@ class MatrixGame(Game):
     def root(self) -> History:
         return _MatrixHistory(self, ())
 
+    @property
+    def identity(self) -> str:
+        """The class, name, action labels and both payoff matrices in full (``repr`` of each
+        float, so exact); see :attr:`cfrkit.Game.identity`."""
+        cls = type(self)
+        return (
+            f"{cls.__module__}.{cls.__qualname__}(name={self.name!r}, "
+            f"actions={self.action_labels!r}, row_payoff={self.row_payoff.tolist()!r}, "
+            f"column_payoff={self.column_payoff.tolist()!r})"
+        )
+
 
 class _MatrixHistory(History):
     __slots__ = ("_game", "_moves")

@@ -3,16 +3,19 @@
 :mod:`~cfrkit.tree.walk` walks the game and checks every answer of the user's code,
 :mod:`~cfrkit.tree.memory` keeps the walk within the memory there is, and
 :mod:`~cfrkit.tree.layout` lays the result out as the :class:`GameTree` arrays the kernels
-read.
+read. :mod:`~cfrkit.tree.store` writes a compiled game to disk and reads it back, and keeps
+the opt-in cache of :func:`compile_game`'s ``cache_dir``.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import weakref
 
 from ..game import Game, GameError
 from .layout import CHANCE, DECISION, TERMINAL, CompiledGame, GameTree, flatten
+from . import store
 from .walk import Walk, WalkProgress, short_repr
 
 __all__ = [
@@ -23,6 +26,7 @@ __all__ = [
     "CompiledGame",
     "GameTree",
     "compile_game",
+    "load_compiled",
 ]
 
 DEFAULT_MAX_NODES = 20_000_000
@@ -36,11 +40,13 @@ def compile_game(
     max_nodes: int = DEFAULT_MAX_NODES,
     max_memory: int | None = None,
     progress: bool | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> CompiledGame:
     """Walk ``game`` once, validate it, and flatten it into a :class:`CompiledGame`.
 
     The result is cached per game object, so every trainer and evaluation call on the same game
-    shares one tree; a :class:`CompiledGame` passed in is returned as it is.
+    shares one tree; a :class:`CompiledGame` passed in is returned as it is. With
+    ``cache_dir``, it is also kept on disk for the next process.
 
     Parameters
     ----------
@@ -61,6 +67,17 @@ def compile_game(
         Report the nodes walked on stderr (a tqdm bar). ``None`` (default): once the walk
         passes 100,000 nodes, if tqdm is installed and ``CFRKIT_QUIET`` is not set; ``True``:
         from the start; ``False``: never.
+    cache_dir : str or os.PathLike, optional
+        A directory (created if missing) where compiled games are kept between processes. The
+        game must have an :attr:`~cfrkit.Game.identity`. If the directory holds this game's
+        file, it is loaded (and checked: format, arrays, fingerprint) instead of walking the
+        game; otherwise the game is compiled and the file written atomically (a temporary file,
+        then a rename), so processes sharing the directory never read half a file. The file name
+        is a hash of the game's identity and class, the file format version, the cfrkit
+        version and the source files of cfrkit's compiler and of the game's class, so editing
+        the rules' module or upgrading cfrkit never loads a stale tree. A damaged or unreadable
+        file warns (``RuntimeWarning``) and is replaced; so does a failure to write one.
+        Default: no disk cache.
 
     Returns
     -------
@@ -78,6 +95,8 @@ def compile_game(
         sum to 1 (within 1e-9), an infoset key always has the same player and actions, recall
         is perfect, and utilities are finite and at most ``cfrkit.limits.MAX_ABS_UTILITY``
         (1e200) in absolute value.
+    ValueError
+        If ``cache_dir`` is given and the game has no :attr:`~cfrkit.Game.identity`.
     """
     if isinstance(game, CompiledGame):
         return game
@@ -91,14 +110,73 @@ def compile_game(
         raise ValueError(f"max_memory must be a positive number of bytes or None, got {max_memory!r}")
     if progress is not None and not isinstance(progress, bool):
         raise ValueError(f"progress must be a bool or None, got {progress!r}")
+    if cache_dir is not None:
+        if not isinstance(cache_dir, (str, os.PathLike)):
+            raise ValueError(f"cache_dir must be a path or None, got {cache_dir!r}")
+        store.cache_key(game)  # a game without identity: ValueError before any work
+
+    def compile() -> CompiledGame:
+        return _compile(game, max_nodes, max_memory, progress)
+
     try:
         cached = _compiled.get(game)
-    except TypeError:  # an unhashable game object: compile without caching
-        return _compile(game, max_nodes, max_memory, progress)
-    if cached is None:
-        cached = _compile(game, max_nodes, max_memory, progress)
-        _compiled[game] = cached
+    except TypeError:  # an unhashable game object: compile without caching in memory
+        return compile() if cache_dir is None else store.load_or_compile(game, cache_dir, compile)
+    if cache_dir is not None:
+        # in memory already: only make sure the file exists
+        cached = store.load_or_compile(game, cache_dir, compile, cached)
+    elif cached is None:
+        cached = compile()
+    _compiled[game] = cached
     return cached
+
+
+def load_compiled(path: str | os.PathLike[str]) -> CompiledGame:
+    """Read a compiled game written by :meth:`CompiledGame.save`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    CompiledGame
+        The same arrays, infoset keys, action labels (same values and types), zero-sum flag
+        and fingerprint as the saved game. Its ``game`` is a :class:`~cfrkit.tree.store.StoredGame`,
+        which names the file and the original game but has no rules (walking it raises
+        :class:`GameError`). Every trainer and evaluation function accepts the
+        :class:`CompiledGame` directly (or that game: ``compile_game`` returns this
+        :class:`CompiledGame` for it), and a checkpoint or policy file made on the original
+        game loads on it, since the fingerprints agree.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be read (``FileNotFoundError`` if it does not exist).
+    ValueError
+        If it is not a compiled-game file, is truncated or damaged, has another format version,
+        has arrays of the wrong names, dtypes, shapes or index ranges, or its content does not
+        match its fingerprint (a damaged or edited file). The message names the file and the
+        reason.
+
+    Examples
+    --------
+    >>> import cfrkit
+    >>> from cfrkit.games import KuhnPoker
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "kuhn.npz")
+    >>> _ = cfrkit.compile_game(KuhnPoker()).save(path)
+    >>> loaded = cfrkit.load_compiled(path)
+    >>> loaded.fingerprint == cfrkit.compile_game(KuhnPoker()).fingerprint
+    True
+    >>> trainer = cfrkit.VanillaCFR(loaded).iterate(100)
+    >>> cfrkit.nash_conv(loaded, trainer.average_policy()) < 0.05
+    True
+    """
+    compiled, _ = store._read(os.fspath(path), None)
+    _compiled[compiled.game] = compiled
+    return compiled
 
 
 def _compile(game: Game, max_nodes: int, max_memory: int | None, progress: bool | None

@@ -1,0 +1,629 @@
+"""Compiled games on disk: CompiledGame.save / load_compiled, and compile_game(cache_dir=)."""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import os
+import zipfile
+from collections import namedtuple
+
+import numba
+import numpy as np
+import pytest
+from conftest import GAMES, RANDOM_GAMES
+from hypothesis import HealthCheck, given, settings
+from random_games import random_games
+from spec_game import C, D, SpecGame, T
+
+import cfrkit
+from cfrkit import GameError, compile_game, load_compiled
+from cfrkit.games import KuhnPoker, LeducPoker, MatrixGame, RockPaperScissors
+from cfrkit.tree import GameTree, store
+from cfrkit.tree.store import StoredGame
+
+
+def assert_same_compiled(loaded, original):
+    """Every array, name, label (value, type and repr), flag and the fingerprint agree."""
+    assert loaded.tree.num_players == original.tree.num_players
+    assert loaded.tree.num_action_slots == original.tree.num_action_slots
+    for field in GameTree._fields[2:]:
+        a, b = getattr(loaded.tree, field), getattr(original.tree, field)
+        assert a.dtype == b.dtype and a.shape == b.shape, field
+        assert np.array_equal(a, b), field
+        assert not a.flags.writeable and a.flags.c_contiguous and a.flags.aligned, field
+        # the kernels see the same numba types: no second compilation for a loaded game
+        assert numba.typeof(a) == numba.typeof(b), field
+    assert loaded.infoset_keys == original.infoset_keys
+    assert [[(type(x), repr(x)) for x in row] for row in loaded.infoset_actions] == [
+        [(type(x), repr(x)) for x in row] for row in original.infoset_actions
+    ]
+    assert dict(loaded.key_index) == dict(original.key_index)
+    assert repr(dict(loaded.infosets)) == repr(dict(original.infosets))  # nan != nan
+    assert loaded.zero_sum == original.zero_sum
+    assert loaded.fingerprint == original.fingerprint
+
+
+def test_the_file_schema_covers_every_field_of_the_tree():
+    # a new GameTree array needs its dtype and shape in store._SCHEMA (and a VERSION bump)
+    assert set(store._SCHEMA) | set(store._SCALARS) == set(GameTree._fields)
+    compiled = compile_game(KuhnPoker())
+    for field, (dtype, _) in store._SCHEMA.items():
+        assert getattr(compiled.tree, field).dtype == dtype, field
+
+
+# -- round trips ----------------------------------------------------------------------------------
+
+ROUND_TRIP = {
+    **GAMES,
+    "leduc": LeducPoker(),
+    "kuhn_raises": KuhnPoker(max_bets=3, deal="independent"),
+    **RANDOM_GAMES,
+}
+
+
+@pytest.mark.parametrize("name", list(ROUND_TRIP))
+def test_round_trip_keeps_every_array_name_and_label(name, tmp_path):
+    original = compile_game(ROUND_TRIP[name])
+    path = original.save(tmp_path / "game.npz")
+    assert path == tmp_path / "game.npz"
+    loaded = load_compiled(path)
+    assert_same_compiled(loaded, original)
+    assert isinstance(loaded.game, StoredGame)
+    assert loaded.game.num_players == original.num_players
+    assert loaded.game.identity == getattr(original.game, "identity", None)
+    assert repr(original.game) in repr(loaded.game) and str(path) in repr(loaded.game)
+    assert compile_game(loaded.game) is loaded
+    assert os.listdir(tmp_path) == ["game.npz"]  # no temporary file left behind
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(game=random_games(max_nodes=150))
+def test_random_games_round_trip(game, tmp_path):
+    original = compile_game(game)
+    original.save(tmp_path / "random.npz")
+    assert_same_compiled(load_compiled(tmp_path / "random.npz"), original)
+
+
+def test_a_compressed_file_loads_the_same(tmp_path):
+    original = compile_game(LeducPoker())
+    original.save(tmp_path / "plain.npz")
+    original.save(tmp_path / "small.npz", compress=True)
+    assert (tmp_path / "small.npz").stat().st_size < (tmp_path / "plain.npz").stat().st_size / 4
+    assert_same_compiled(load_compiled(tmp_path / "small.npz"), original)
+    with pytest.raises(ValueError, match="compress must be True or False"):
+        original.save(tmp_path / "x.npz", compress="yes")
+
+
+def test_a_loaded_game_has_no_rules_to_walk(tmp_path):
+    compile_game(KuhnPoker()).save(tmp_path / "kuhn.npz")
+    loaded = load_compiled(tmp_path / "kuhn.npz")
+    with pytest.raises(GameError, match="loaded from the compiled file .*kuhn.npz"):
+        loaded.game.root()
+
+
+def test_the_file_holds_no_pickle_and_documents_itself(tmp_path):
+    compiled = compile_game(KuhnPoker(players=3))
+    compiled.save(tmp_path / "k.npz")
+    with np.load(tmp_path / "k.npz", allow_pickle=False) as data:
+        assert all(data[name].dtype != object for name in data.files)
+        metadata = json.loads(data["metadata"].tobytes())
+    assert metadata["format"] == "cfrkit.compiled_game" and metadata["version"] == store.VERSION
+    assert metadata["cfrkit_version"] == cfrkit.__version__
+    assert metadata["fingerprint"] == compiled.fingerprint
+    assert metadata["num_players"] == 3 and metadata["zero_sum"] is True
+    assert metadata["game"]["identity"] == (
+        "cfrkit.games.kuhn.KuhnPoker(players=3, max_bets=1, deal='deck')"
+    )
+    assert metadata["infoset_keys"] == list(compiled.infoset_keys)
+    assert metadata["action_sets"] == [["pass", "bet"]]  # 48 infosets, one action tuple
+
+
+# -- labels ---------------------------------------------------------------------------------------
+
+
+def _labels_game(labels_per_infoset):
+    """Player 0 picks at infoset k{i} among the labels of row i (one row after another)."""
+    def node(i):
+        if i == len(labels_per_infoset):
+            return T(1.0, -1.0)
+        row = labels_per_infoset[i]
+        return D(0, f"k{i}", *[(label, node(i + 1) if j == 0 else T(float(j), -float(j)))
+                                for j, label in enumerate(row)])
+    return SpecGame(C(("deal", 1.0, node(0))))
+
+
+EXOTIC = [
+    ("a", "b"),
+    (1, 2),
+    (True, 2),  # equal to (1, 2) but not the same labels
+    (1.0, 2),
+    (0.0, "x"),
+    (-0.0, "x"),
+    (2**100, -(2**70), 0),
+    (float("inf"), float("-inf"), float("nan"), 1e-300),
+    (None, False),
+    ((1, ("x", 2.5)), ()),
+    (b"\x00\xff", "bytes"),
+    (np.int64(3), np.uint8(250), np.int32(-1)),
+    (np.float32(0.1), np.float16(2.5), np.float64(0.2)),
+    (np.bool_(True), np.str_("s")),
+    ("é\u2603", "\ud800"),  # non-ASCII and a lone surrogate
+]
+
+
+def test_labels_of_every_supported_type_load_as_themselves(tmp_path):
+    original = compile_game(_labels_game(EXOTIC))
+    original.save(tmp_path / "labels.npz")
+    loaded = load_compiled(tmp_path / "labels.npz")
+    assert_same_compiled(loaded, original)
+    assert type(loaded.infoset_actions[2][0]) is bool
+    assert math.copysign(1.0, loaded.infoset_actions[5][0]) == -1.0
+    assert type(loaded.infoset_actions[11][1]) is np.uint8
+    assert loaded.infoset_actions[12][0] == np.float32(0.1)
+
+
+class Suit(enum.Enum):
+    HEARTS = 1
+
+
+class Card(str):
+    pass
+
+
+Pair = namedtuple("Pair", "a b")
+
+
+@pytest.mark.parametrize(
+    "label, kind",
+    [
+        (Suit.HEARTS, "Suit"),
+        (Pair(1, 2), "Pair"),
+        (Card("K"), "Card"),
+        (frozenset({1}), "frozenset"),
+        ((1, Suit.HEARTS), "Suit"),
+        (np.longdouble(1.5), "float128"),
+    ],
+)
+def test_labels_that_would_not_load_as_themselves_are_refused(label, kind, tmp_path):
+    compiled = compile_game(_labels_game([("ok", "fine"), ("x", label)]))
+    with pytest.raises(ValueError, match=rf"action .* of infoset 'k1'.*{kind}"):
+        compiled.save(tmp_path / "bad.npz")
+    assert not (tmp_path / "bad.npz").exists()
+
+
+def test_a_key_of_a_str_subclass_is_refused(tmp_path):
+    compiled = compile_game(SpecGame(D(0, Card("K"), ("a", T(1, -1)), ("b", T(0, 0)))))
+    with pytest.raises(ValueError, match="infoset key 'K' is a Card"):
+        compiled.save(tmp_path / "bad.npz")
+
+
+# -- damaged files --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def saved(tmp_path):
+    compiled = compile_game(KuhnPoker(players=3))
+    return compiled, compiled.save(tmp_path / "k.npz")
+
+
+def _rewrite(path, change):
+    """Write the file again with ``change(members)`` applied (a consistent zip: no CRC error)."""
+    with np.load(path, allow_pickle=False) as data:
+        members = {name: data[name] for name in data.files}
+    change(members)
+    with open(path, "wb") as stream:
+        np.savez(stream, **members)
+
+
+def _metadata(members):
+    return json.loads(members["metadata"].tobytes())
+
+
+def _set_metadata(members, metadata):
+    members["metadata"] = np.frombuffer(json.dumps(metadata).encode(), dtype=np.uint8)
+
+
+def test_a_flipped_byte_in_an_array_is_caught(saved):
+    _, path = saved
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("tree/utility.npy")
+    raw[info.header_offset + 30 + len(info.filename) + info.file_size - 5] ^= 0x40
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=r"k\.npz: truncated or damaged .*CRC"):
+        load_compiled(path)
+
+
+def test_an_edited_array_fails_the_fingerprint(saved):
+    _, path = saved
+
+    def change(members):
+        utility = members["tree/utility"].copy()
+        utility[0, np.flatnonzero(utility[0])[0]] += 1.0
+        utility[1, np.flatnonzero(utility[0])[0]] -= 1.0  # still zero-sum
+        members["tree/utility"] = utility
+
+    _rewrite(path, change)
+    with pytest.raises(ValueError, match="does not match its fingerprint"):
+        load_compiled(path)
+
+
+def test_an_edited_label_fails_the_fingerprint(saved):
+    _, path = saved
+
+    def change(members):
+        metadata = _metadata(members)
+        metadata["action_sets"] = [["pass", "raise"]]
+        _set_metadata(members, metadata)
+
+    _rewrite(path, change)
+    with pytest.raises(ValueError, match="does not match its fingerprint"):
+        load_compiled(path)
+
+
+def test_an_edited_zero_sum_flag_is_caught(saved):
+    _, path = saved
+
+    def change(members):
+        metadata = _metadata(members)
+        metadata["zero_sum"] = False
+        _set_metadata(members, metadata)
+
+    _rewrite(path, change)
+    with pytest.raises(ValueError, match="zero-sum flag"):
+        load_compiled(path)
+
+
+def test_an_index_out_of_range_is_refused_before_any_kernel_sees_it(saved):
+    _, path = saved
+
+    def change(members):
+        first = members["tree/node_first_child"].copy()
+        first[0] = 10**6
+        members["tree/node_first_child"] = first
+
+    _rewrite(path, change)
+    with pytest.raises(ValueError, match="'node_first_child' holds values outside"):
+        load_compiled(path)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda m: m.pop("tree/edge_last"), r"arrays missing \['tree/edge_last'\]"),
+        (lambda m: m.__setitem__("tree/node_kind", m["tree/node_kind"].astype(np.int32)),
+         "'node_kind' is int32, expected int8"),
+        (lambda m: m.__setitem__("tree/utility", m["tree/utility"][:, :-1].copy()),
+         "'utility' has shape"),
+        (lambda m: m.__setitem__("extra", np.zeros(2)), r"unexpected \['extra'\]"),
+    ],
+)
+def test_wrong_arrays_are_refused(saved, change, message):
+    _, path = saved
+    _rewrite(path, change)
+    with pytest.raises(ValueError, match=message):
+        load_compiled(path)
+
+
+def test_a_truncated_file_is_refused(saved):
+    _, path = saved
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(ValueError, match=r"k\.npz: (truncated or damaged|not a readable)"):
+        load_compiled(path)
+
+
+def test_another_format_version_is_refused(saved):
+    _, path = saved
+
+    def change(members):
+        metadata = _metadata(members)
+        metadata["version"] = store.VERSION + 1
+        _set_metadata(members, metadata)
+
+    _rewrite(path, change)
+    with pytest.raises(ValueError, match=rf"format version {store.VERSION + 1} .*compile the game"):
+        load_compiled(path)
+
+
+def test_a_pickled_object_array_is_refused(saved):
+    _, path = saved
+
+    def change(members):
+        members["tree/node_kind"] = np.array([object()] * len(members["tree/node_kind"]))
+
+    _rewrite(path, change)
+    with pytest.raises(ValueError, match="not a readable compiled cfrkit game.*allow_pickle"):
+        load_compiled(path)
+
+
+def test_files_that_are_not_compiled_games_are_refused(tmp_path):
+    (tmp_path / "text.npz").write_text("hello")
+    with pytest.raises(ValueError, match="not a readable compiled cfrkit game"):
+        load_compiled(tmp_path / "text.npz")
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    with pytest.raises(ValueError, match="a single .npy array"):
+        load_compiled(tmp_path / "one.npy")
+    np.savez(tmp_path / "other.npz", metadata=np.frombuffer(b'{"format": "x"}', np.uint8))
+    with pytest.raises(ValueError, match="not a compiled cfrkit game"):
+        load_compiled(tmp_path / "other.npz")
+    with pytest.raises(FileNotFoundError):
+        load_compiled(tmp_path / "missing.npz")
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(saved, monkeypatch):
+    compiled, path = saved
+    before = path.read_bytes()
+
+    def broken(stream, **arrays):
+        stream.write(b"PK half a file")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez", broken)
+    with pytest.raises(OSError, match="disk full"):
+        compiled.save(path)
+    assert path.read_bytes() == before
+    assert os.listdir(path.parent) == [path.name]
+
+
+# -- trainers, evaluation, checkpoints and policies on a loaded game --------------------------------
+
+
+def _state(trainer):
+    return {k: np.array(v, copy=True) for k, v in trainer._state._asdict().items()}
+
+
+def test_vanilla_cfr_on_a_loaded_leduc_matches_the_original_exactly(tmp_path):
+    original = compile_game(LeducPoker())
+    original.save(tmp_path / "leduc.npz")
+    loaded = load_compiled(tmp_path / "leduc.npz")
+    a = cfrkit.VanillaCFR(original).iterate(20)
+    b = cfrkit.VanillaCFR(loaded).iterate(20)
+    for (name, x), y in zip(_state(a).items(), _state(b).values()):
+        assert np.array_equal(x, y), name
+    policy_a, policy_b = a.average_policy(), b.average_policy()
+    assert cfrkit.nash_conv(loaded, policy_b) == cfrkit.nash_conv(original, policy_a)
+    # a policy of the original is one of the loaded game (same fingerprint), and back
+    assert cfrkit.nash_conv(loaded, policy_a) == cfrkit.nash_conv(original, policy_b)
+
+
+TRAINERS = {
+    "cfr_plus": lambda g: cfrkit.CFRPlus(g),
+    "dcfr": lambda g: cfrkit.DiscountedCFR(g),
+    "pruned": lambda g: cfrkit.PrunedCFR(g),
+    "chance_sampled": lambda g: cfrkit.ChanceSampledCFR(g, seed=3),
+    "external": lambda g: cfrkit.ExternalSamplingCFR(g, seed=3),
+    "outcome": lambda g: cfrkit.OutcomeSamplingCFR(g, seed=3),
+    "fictitious": lambda g: cfrkit.FictitiousPlay(g),
+    "result_table": lambda g: cfrkit.ResultTableLearner(g, seed=3),
+}
+
+
+@pytest.mark.parametrize("name", list(TRAINERS))
+def test_every_trainer_and_evaluation_runs_on_a_loaded_game_as_on_the_original(name, tmp_path):
+    original = compile_game(KuhnPoker(players=3))
+    original.save(tmp_path / "kuhn3.npz")
+    loaded = load_compiled(tmp_path / "kuhn3.npz")
+    a = TRAINERS[name](original).iterate(30)
+    b = TRAINERS[name](loaded.game).iterate(30)  # the StoredGame works as well
+    pa, pb = a.average_policy(), b.average_policy()
+    assert np.array_equal(pa.table, pb.table)
+    ea, eb = cfrkit.evaluate(original, pa), cfrkit.evaluate(loaded, pb)
+    assert ea.nash_conv == eb.nash_conv > 0
+    assert np.array_equal(ea.best_response_values, eb.best_response_values)
+    assert np.array_equal(cfrkit.expected_values(loaded, pb), cfrkit.expected_values(original, pa))
+    br_a, br_b = cfrkit.best_response(original, pa, 1), cfrkit.best_response(loaded, pb, 1)
+    assert br_a.value == br_b.value
+    assert br_a.policy == br_b.policy
+
+
+def test_exploitability_on_a_loaded_two_player_game(tmp_path):
+    original = compile_game(KuhnPoker())
+    original.save(tmp_path / "kuhn.npz")
+    loaded = load_compiled(tmp_path / "kuhn.npz")
+    policy = cfrkit.CFRPlus(original).iterate(50).average_policy()
+    assert cfrkit.exploitability(loaded, policy) == cfrkit.exploitability(original, policy) > 0
+
+
+# -- the cache -------------------------------------------------------------------------------------
+
+
+class CountingKuhn(KuhnPoker):
+    """Kuhn poker counting the walks of its tree (every compilation calls root() once)."""
+
+    walks = 0
+
+    def root(self):
+        type(self).walks += 1
+        return super().root()
+
+
+@pytest.fixture
+def counting():
+    CountingKuhn.walks = 0
+    return CountingKuhn
+
+
+def test_a_second_game_object_of_the_same_identity_loads_from_disk(counting, tmp_path):
+    first = compile_game(counting(players=3), cache_dir=tmp_path / "cache")
+    assert counting.walks == 1
+    (file,) = (tmp_path / "cache").iterdir()
+    assert file.name.startswith("test_store.CountingKuhn_players=3_max_bets=1_deal=_deck-")
+    assert file.suffix == ".npz"
+
+    game = counting(players=3)
+    second = compile_game(game, cache_dir=tmp_path / "cache")
+    assert counting.walks == 1  # not walked
+    assert second.game is game  # the real game, not a StoredGame
+    assert_same_compiled(second, first)
+    assert compile_game(game) is second  # and remembered in memory as usual
+    # another identity is another file
+    compile_game(counting(players=2), cache_dir=tmp_path / "cache")
+    assert counting.walks == 2 and len(list((tmp_path / "cache").iterdir())) == 2
+
+
+def test_a_game_already_compiled_in_memory_is_written_to_the_cache(counting, tmp_path):
+    game = counting()
+    compiled = compile_game(game)
+    assert compile_game(game, cache_dir=tmp_path) is compiled
+    assert counting.walks == 1
+    assert_same_compiled(compile_game(counting(), cache_dir=tmp_path), compiled)
+    assert counting.walks == 1
+
+
+def test_a_game_without_identity_cannot_use_the_cache(tmp_path):
+    game = SpecGame(D(0, "k", ("a", T(1, -1)), ("b", T(0, 0))))
+    with pytest.raises(ValueError, match="cache_dir needs a game with a stable identity.*identity"):
+        compile_game(game, cache_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_identity_is_refused(tmp_path):
+    class Odd(KuhnPoker):
+        identity = 42
+
+    with pytest.raises(ValueError, match="identity must be a non-empty str or None, got 42"):
+        compile_game(Odd(), cache_dir=tmp_path)
+
+
+@pytest.mark.parametrize("what", ["format", "cfrkit", "sources"])
+def test_a_file_of_another_version_or_source_is_never_loaded(what, counting, tmp_path, monkeypatch):
+    compile_game(counting(), cache_dir=tmp_path)
+    if what == "format":
+        monkeypatch.setattr(store, "VERSION", store.VERSION + 1)
+    elif what == "cfrkit":
+        monkeypatch.setattr(cfrkit, "__version__", cfrkit.__version__ + ".post1")
+    else:  # an edited compiler or rules module
+        sources = store._sources
+        monkeypatch.setattr(store, "_sources",
+                            lambda cls: {**sources(cls), "cfrkit.tree.walk": "edited"})
+    compile_game(counting(), cache_dir=tmp_path)
+    assert counting.walks == 2
+    assert len(list(tmp_path.iterdir())) == 2
+
+
+def test_the_key_covers_the_sources_of_the_compiler_and_the_game_classes(tmp_path):
+    sources = store._sources(CountingKuhn)
+    assert set(sources) >= {"cfrkit.tree.walk", "cfrkit.tree.layout", "cfrkit.tree.store",
+                            __name__, "cfrkit.games.kuhn"}
+    with open(cfrkit.games.kuhn.__file__, "rb") as stream:
+        import hashlib
+
+        assert sources["cfrkit.games.kuhn"] == hashlib.sha256(stream.read()).hexdigest()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "another_game"])
+def test_a_damaged_cache_file_warns_and_is_replaced(damage, counting, tmp_path):
+    compile_game(counting(), cache_dir=tmp_path)
+    (file,) = tmp_path.iterdir()
+    if damage == "truncate":
+        file.write_bytes(file.read_bytes()[:1000])
+    elif damage == "garbage":
+        file.write_bytes(b"\x00" * 100)
+    else:  # a valid compiled game, but not this one (e.g. a file copied by hand)
+        compile_game(LeducPoker()).save(file)
+    with pytest.warns(RuntimeWarning, match="cannot use the cached compiled game.*compiling again"):
+        compiled = compile_game(counting(), cache_dir=tmp_path)
+    assert counting.walks == 2
+    assert compiled.num_infosets == 12
+    # replaced: the next process loads it without a walk or a warning
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = compile_game(counting(), cache_dir=tmp_path)
+    assert counting.walks == 2
+    assert again.fingerprint == compiled.fingerprint
+
+
+def test_an_unwritable_cache_warns_and_still_compiles(counting, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.warns(RuntimeWarning, match="could not write the compiled game"):
+        compiled = compile_game(counting(), cache_dir=blocker / "cache")
+    assert compiled.num_infosets == 12
+
+
+def test_a_checkpoint_of_a_fresh_compile_loads_on_the_cached_game(tmp_path):
+    fresh = LeducPoker()
+    trainer = cfrkit.CFRPlus(fresh).iterate(7)
+    trainer.save(tmp_path / "run.npz")
+    trainer.average_policy().save(tmp_path / "policy.json")
+
+    compile_game(LeducPoker(), cache_dir=tmp_path / "cache")  # writes the file
+    cached_game = LeducPoker()
+    cached = compile_game(cached_game, cache_dir=tmp_path / "cache")  # loads it
+    assert cached.game is cached_game and cached is not compile_game(fresh)
+    resumed = cfrkit.load_trainer(tmp_path / "run.npz", cached_game).iterate(5)
+    straight = trainer.iterate(5)
+    assert np.array_equal(resumed.average_policy().table, straight.average_policy().table)
+    # a standalone load too, and the policy file
+    standalone = load_compiled(next((tmp_path / "cache").iterdir()))
+    assert cfrkit.load_trainer(tmp_path / "run.npz", standalone).iteration == 7
+    policy = cfrkit.load_policy(tmp_path / "policy.json", standalone)
+    assert cfrkit.nash_conv(standalone, policy) == cfrkit.nash_conv(fresh, policy)
+
+
+def test_identities_of_the_built_in_games_name_every_parameter():
+    assert KuhnPoker(players=3).identity == (
+        "cfrkit.games.kuhn.KuhnPoker(players=3, max_bets=1, deal='deck')"
+    )
+    assert KuhnPoker(max_bets=2, deal="independent").identity == (
+        "cfrkit.games.kuhn.KuhnPoker(players=2, max_bets=2, deal='independent')"
+    )
+    assert LeducPoker().identity == "cfrkit.games.leduc.LeducPoker()"
+    rps = RockPaperScissors().identity
+    assert rps.startswith("cfrkit.games.rps.RockPaperScissors(name='rock_paper_scissors'")
+    a = MatrixGame("m", ("x", "y"), [[1.0, 0.0], [0.0, 1.0]])
+    b = MatrixGame("m", ("x", "y"), [[1.0, 0.0], [0.0, 1.0 + 1e-15]])
+    assert a.identity != b.identity  # every payoff, exactly
+    assert cfrkit.Game.identity.fget(a) is None  # the default
+
+
+# -- OpenSpiel --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker(players=3)", "leduc_poker()"])
+def test_openspiel_games_round_trip_and_load_from_the_cache(name, tmp_path, monkeypatch):
+    pytest.importorskip("pyspiel")
+    from cfrkit.openspiel import OpenSpielGame, from_openspiel, to_pyspiel_policy
+
+    original = compile_game(from_openspiel(name))
+    original.save(tmp_path / "game.npz")
+    assert_same_compiled(load_compiled(tmp_path / "game.npz"), original)
+    assert all(type(a) is int for row in original.infoset_actions for a in row)
+
+    from_openspiel(name, cache_dir=tmp_path / "cache")
+
+    def no_walk(self):
+        raise AssertionError("walked")
+
+    monkeypatch.setattr(OpenSpielGame, "root", no_walk)
+    game = from_openspiel(name, cache_dir=tmp_path / "cache")
+    assert game.identity.startswith(f"openspiel:{name}; keys_per_player=False; open_spiel ")
+    assert_same_compiled(compile_game(game), original)
+    # still an OpenSpiel game: its policies convert
+    policy = cfrkit.VanillaCFR(game).iterate(5).average_policy()
+    assert to_pyspiel_policy(game, policy) is not None
+
+
+def test_an_openspiel_game_with_per_player_keys_loads_from_the_cache(tmp_path, monkeypatch):
+    pytest.importorskip("pyspiel")
+    from test_openspiel_keys import _NAME
+
+    from cfrkit.openspiel import OpenSpielGame, from_openspiel
+
+    first = from_openspiel(_NAME, cache_dir=tmp_path)
+    assert first.keys_per_player
+    (file,) = tmp_path.iterdir()
+    assert "keys_per_player=True" in file.name
+
+    def no_walk(self):
+        raise AssertionError("walked")
+
+    monkeypatch.setattr(OpenSpielGame, "root", no_walk)
+    second = from_openspiel(_NAME, cache_dir=tmp_path)
+    assert second.keys_per_player and second.identity != OpenSpielGame(
+        second.openspiel_game).identity
+    assert_same_compiled(compile_game(second), compile_game(first))
