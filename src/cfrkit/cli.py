@@ -573,7 +573,7 @@ def _sweep_files(output: str) -> tuple[str, str]:
 
 def _sweep_summary(table) -> str:
     """One line per game and trainer setting: runs, failures, and medians over the seeds."""
-    from .sweeps import setting_label
+    from .sweeps import _setting_label
 
     groups: dict[tuple, list[dict]] = {}
     for row in table.filter(table["last"]).to_pylist():
@@ -589,7 +589,7 @@ def _sweep_summary(table) -> str:
                        f"{np.median([r['final_seconds'] for r in ok]):>8.3g}")
         else:
             medians = f"{'-':>10} {'-':>10} {'-':>8}"
-        lines.append(f"{game:<18} {setting_label(trainer, params):<34} {len(rows):>4} "
+        lines.append(f"{game:<18} {_setting_label(trainer, params):<34} {len(rows):>4} "
                      f"{len(rows) - len(ok):>6} {medians}")
         for row in rows:
             if row["status"] != "ok":

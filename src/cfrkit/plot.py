@@ -40,7 +40,7 @@ except ImportError as exc:
 
 from .policy import Policy
 from .record import SolveRecord
-from .sweeps import setting_label as _setting_label
+from .sweeps import _setting_label
 
 __all__ = ["convergence", "strategy", "sweep"]
 
@@ -547,6 +547,11 @@ def sweep(
                 curves = [_sweep_curve(game, checks, panel, metric, floor) for checks in runs.values()]
                 _draw_group(axis, curves, setting, f"C{i % 10}",
                             _LINESTYLES[(i // 10) % len(_LINESTYLES)])
+            drawn = [np.asarray(line.get_ydata(), dtype=np.float64) for line in axis.get_lines()]
+            drawn = np.concatenate(drawn) if drawn else np.ones(1)
+            if drawn.size and drawn.max() <= drawn.min() * (1 + 1e-9):  # exp(log(y)) rounds
+                # every run at one value (all solved exactly, at the floor): a decade around it
+                axis.set_ylim(drawn.min() / 10, drawn.max() * 10)
             axis.set_xscale("log")
             axis.set_yscale("log")
             axis.xaxis.set_minor_formatter(NullFormatter())

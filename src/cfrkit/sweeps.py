@@ -43,7 +43,7 @@ from .trainers.base import MAX_SEED
 if TYPE_CHECKING:  # the extra: imported when a sweep runs
     import pyarrow
 
-__all__ = ["SWEEP_COLUMNS", "load_sweep", "run_task", "setting_label", "sweep"]
+__all__ = ["SWEEP_COLUMNS", "load_sweep", "sweep"]
 
 _INSTALL_HINT = "cfrkit.sweep needs Ray and pyarrow: pip install cfrkit[ray]  (or: pip install ray pyarrow)"
 
@@ -224,7 +224,7 @@ def _check_limit(name: str, value: Any, *, integer: bool = False) -> Any:
     return float(value)
 
 
-def run_id(task: Mapping[str, Any]) -> str:
+def _run_id(task: Mapping[str, Any]) -> str:
     """The stable identity of a run: a hash of what decides its result.
 
     Game name, trainer name, parameters, seed (``None`` for deterministic trainers) and the
@@ -284,7 +284,7 @@ def _grid(games, trainers, params, seeds, limits) -> list[dict]:
             for combination in _combinations(trainer, cls, grids.get(trainer)):
                 for seed in trainer_seeds:
                     task = dict(game=game, trainer=trainer, params=combination, seed=seed, **limits)
-                    task["run_id"] = run_id(task)
+                    task["run_id"] = _run_id(task)
                     runs.setdefault(task["run_id"], task)
     return list(runs.values())
 
@@ -340,14 +340,14 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
-def error_rows(task: Mapping[str, Any], error: BaseException | str) -> list[dict]:
+def _error_rows(task: Mapping[str, Any], error: BaseException | str) -> list[dict]:
     """The one row of a run that failed: its columns, the error, and empty checks."""
     text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     return [dict(_row_base(task), status="error", error=text.strip() or "error",
                  finished_at=_now(), last=True)]
 
 
-def run_task(task: Mapping[str, Any]) -> list[dict]:
+def _run_task(task: Mapping[str, Any]) -> list[dict]:
     """Run one point of the grid and return its rows (plain dicts): what a Ray task runs.
 
     Any exception of the run (a game that does not compile, a parameter the trainer refuses,
@@ -360,7 +360,7 @@ def run_task(task: Mapping[str, Any]) -> list[dict]:
                                max_iterations=task["max_iterations"],
                                time_limit=task["time_limit"])
     except Exception as exc:  # noqa: BLE001 - any failure is the run's result
-        return error_rows(task, exc)
+        return _error_rows(task, exc)
     exploitability = record.exploitability
     run = dict(
         _row_base(task), status="ok", error=None, stopped=record.stopped,
@@ -709,7 +709,7 @@ def _run_all(todo, table: _Table, paths, address, num_cpus, cpus_per_run, runtim
     with _ray_session(address, num_cpus, runtime_env) as ray:
         # one retry: a task whose worker died (a node lost) runs again once; a run that kills
         # its worker twice is recorded as an error
-        remote = ray.remote(run_task).options(num_cpus=cpus_per_run, max_retries=1)
+        remote = ray.remote(_run_task).options(num_cpus=cpus_per_run, max_retries=1)
         pending = {remote.remote(task): task for task in todo}
         last_write = time.monotonic()
         finished = 0
@@ -721,7 +721,7 @@ def _run_all(todo, table: _Table, paths, address, num_cpus, cpus_per_run, runtim
                     try:
                         rows = ray.get(ref)
                     except ray.exceptions.RayError as exc:  # the worker crashed, or Ray failed
-                        rows = error_rows(task, _crash_message(exc))
+                        rows = _error_rows(task, _crash_message(exc))
                     table.add(task["run_id"], rows)
                     finished += 1
                     if progress:
@@ -740,7 +740,7 @@ def _run_all(todo, table: _Table, paths, address, num_cpus, cpus_per_run, runtim
             raise
 
 
-def setting_label(trainer: str, params: str) -> str:
+def _setting_label(trainer: str, params: str) -> str:
     """``"dcfr alpha=2 gamma=3"``: a trainer and its parameters (the table's JSON text) in a
     line, for legends and summaries."""
     values = json.loads(params) if params else {}
@@ -754,7 +754,7 @@ def _plain(value: Any) -> str:
 
 
 def _describe(row: Mapping[str, Any]) -> str:
-    what = f"{row['game']} {setting_label(row['trainer'], row['params'])}"
+    what = f"{row['game']} {_setting_label(row['trainer'], row['params'])}"
     if row["seed"] is not None:
         what += f" seed={row['seed']}"
     if row["status"] != "ok":
