@@ -3,11 +3,14 @@ runs made in this process, failures, resume, the files, the plot and the command
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +20,7 @@ ray = pytest.importorskip("ray")
 pa = pytest.importorskip("pyarrow")
 
 import cfrkit  # noqa: E402
+import cfrkit.sweeps  # noqa: E402
 from cfrkit.cli import _seeds, _split_top_level, main  # noqa: E402
 from cfrkit.games import KuhnPoker, RockPaperScissors  # noqa: E402
 from cfrkit.sweeps import SWEEP_COLUMNS  # noqa: E402
@@ -196,6 +200,37 @@ def test_failures_are_rows_and_resume_skips_finished_runs(tmp_path, local_ray):
     assert stored.slice(0, second.num_rows).equals(second)
     # all done: nothing runs again, the same rows come back
     assert cfrkit.sweep("rps", "vanilla", max_iterations=10, output=tmp_path).equals(third)
+
+
+def test_ctrl_c_keeps_the_finished_runs(tmp_path, local_ray, monkeypatch):
+    # rps is solved at the first check (CFR+ starts at its uniform equilibrium); Leduc would
+    # take hours to reach NashConv 1e-12. Ctrl-C arrives once the rps run is in.
+    finished = threading.Event()
+    add = cfrkit.sweeps._Table.add
+
+    def add_and_tell(self, run_id, rows):
+        add(self, run_id, rows)
+        finished.set()
+
+    monkeypatch.setattr(cfrkit.sweeps._Table, "add", add_and_tell)
+
+    def interrupt():
+        if finished.wait(timeout=120):
+            time.sleep(0.5)  # Leduc is running
+            _thread.interrupt_main()
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        cfrkit.sweep(["rps", "leduc"], "cfr+", target_nash_conv=1e-12, max_iterations=10**9,
+                     output=tmp_path)
+    runs = _runs(cfrkit.load_sweep(tmp_path))
+    assert [(r["game"], r["status"], r["stopped"]) for r in runs] == [("rps", "ok", "target")]
+    assert _runs(cfrkit.load_sweep(tmp_path / "results.csv")) == runs
+    # the Leduc task was cancelled, and Ray goes on: the next sweep resumes the same output
+    again = cfrkit.sweep(["rps", "kuhn"], "cfr+", target_nash_conv=1e-12, max_iterations=20,
+                         output=tmp_path)
+    assert [(r["game"], r["stopped"]) for r in _runs(again)] == [
+        ("rps", "target"), ("kuhn", "max_iterations")]
 
 
 def test_bad_grids_are_refused_before_anything_runs(tmp_path):

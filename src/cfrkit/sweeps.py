@@ -51,6 +51,9 @@ _INSTALL_HINT = "cfrkit.sweep needs Ray and pyarrow: pip install cfrkit[ray]  (o
 # these); rewriting both files costs milliseconds for thousands of runs, so it can be short
 _FLUSH_SECONDS = 5.0
 
+# the object store of a local Ray instance: the rows of the runs in flight, far below this
+_OBJECT_STORE_BYTES = 128 * 2**20
+
 # the regret rules a ``rule`` parameter may name: the rules of the trainers of the same name
 _RULES = {
     "vanilla": RegretRule.vanilla,
@@ -517,9 +520,10 @@ def _ray_session(address: str | None, num_cpus: int | None, runtime_env: Mapping
                                    configure_logging=False)
     if runtime_env is not None:
         options["runtime_env"] = dict(runtime_env)
-    if address is None:
-        # a local instance of this machine (or, as Ray does, the cluster RAY_ADDRESS names)
-        options["num_cpus"] = num_cpus
+    if address is None and not os.environ.get("RAY_ADDRESS"):
+        # a local instance of this machine. Its object store holds only the runs' rows (a few
+        # hundred bytes per check), not Ray's default of 30% of the memory in /dev/shm
+        options.update(num_cpus=num_cpus, object_store_memory=_OBJECT_STORE_BYTES)
     ray.init(address=address, **options)
     try:
         yield ray
@@ -662,9 +666,9 @@ def sweep(
     if num_cpus is not None and (isinstance(num_cpus, bool) or not isinstance(num_cpus, int)
                                  or num_cpus < 1):
         raise ValueError(f"num_cpus must be a positive integer, got {short_repr(num_cpus)}")
-    if num_cpus is not None and address is not None:
-        raise ValueError("num_cpus applies to a local Ray instance only, not with address "
-                         "(a cluster has the CPUs it was started with)")
+    if num_cpus is not None and (address is not None or os.environ.get("RAY_ADDRESS")):
+        raise ValueError("num_cpus applies to a local Ray instance only, not with address or "
+                         "RAY_ADDRESS (a cluster has the CPUs it was started with)")
     if isinstance(cpus_per_run, bool) or not isinstance(cpus_per_run, (int, float)) \
             or not 0 < cpus_per_run < math.inf:
         raise ValueError(f"cpus_per_run must be a positive number, got {short_repr(cpus_per_run)}")
@@ -730,13 +734,17 @@ def _run_all(todo, table: _Table, paths, address, num_cpus, cpus_per_run, runtim
                 if paths is not None and ready and time.monotonic() - last_write >= _FLUSH_SECONDS:
                     table.write(*paths)
                     last_write = time.monotonic()
-        except BaseException:
+        except BaseException as exc:
             # Ctrl-C (or a failure of the driver): keep what finished, stop what did not
             for ref in pending:
                 with contextlib.suppress(Exception):
                     ray.cancel(ref, force=True)
             if paths is not None:
                 table.write(*paths)
+            if progress and isinstance(exc, KeyboardInterrupt):
+                where = f"; their rows are in {paths[1]}" if paths is not None else ""
+                print(f"cfrkit sweep: interrupted: {finished} of {len(todo)} runs finished"
+                      f"{where}", file=sys.stderr, flush=True)
             raise
 
 
