@@ -325,6 +325,10 @@ def _trainer(compiled, task: Mapping[str, Any]):
         kwargs["rule"] = RegretRule(**rule)
     if cls in sampled_classes:
         kwargs["seed"] = task["seed"]
+    if "threads" not in kwargs and "threads" in inspect.signature(cls).parameters:
+        # a trainer that can use several cores uses those Ray reserved for the run, not all
+        # of the machine's, which the other runs are using
+        kwargs["threads"] = task["threads"]
     return cls(compiled, **kwargs)
 
 
@@ -714,7 +718,8 @@ def _run_all(todo, table: _Table, paths, address, num_cpus, cpus_per_run, runtim
         # one retry: a task whose worker died (a node lost) runs again once; a run that kills
         # its worker twice is recorded as an error
         remote = ray.remote(_run_task).options(num_cpus=cpus_per_run, max_retries=1)
-        pending = {remote.remote(task): task for task in todo}
+        threads = max(1, int(cpus_per_run))  # not part of a run's identity: same results
+        pending = {remote.remote(dict(task, threads=threads)): task for task in todo}
         last_write = time.monotonic()
         finished = 0
         try:
