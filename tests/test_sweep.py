@@ -4,8 +4,11 @@ runs made in this process, failures, resume, the files, the plot and the command
 from __future__ import annotations
 
 import _thread
+import contextlib
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -268,3 +271,36 @@ def test_an_output_that_is_not_a_sweep_is_refused(tmp_path):
     pa.csv.write_csv(pa.table({"a": [1]}), tmp_path / "other.csv")
     with pytest.raises(ValueError, match="not a cfrkit sweep table"):
         cfrkit.sweep("kuhn", "cfr+", max_iterations=5, output=tmp_path / "other")
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "sweeps.md"
+
+
+def test_the_docs_examples_run(tmp_path, local_ray, monkeypatch):
+    # docs/sweeps.md fences its Ray examples as ```py, so that tests/test_docs.py (which runs
+    # the ```python blocks without Ray) leaves them to this module and its Ray session
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    blocks = re.findall(r"```py\n(.*?)```", DOCS.read_text(), re.S)
+    assert len(blocks) == 2
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        for index, block in enumerate(blocks):
+            exec(compile(block, f"sweeps.md block {index}", "exec"), namespace)
+    runs = _runs(namespace["table"])
+    # per game: cfr+ once, dcfr for two alphas, chance sampling for three seeds
+    assert len(runs) == 2 * (1 + 2 + 3) and all(r["status"] == "ok" for r in runs)
+    assert {r["params"] for r in runs if r["trainer"] == "dcfr"} == {
+        '{"alpha": 1.5, "gamma": 2}', '{"alpha": 2.0, "gamma": 2}'}
+    assert "final_nash_conv" in out.getvalue()
+    assert (tmp_path / "results" / "results.parquet").exists() and (tmp_path / "sweep.png").exists()
+
+
+def test_the_docs_list_every_column():
+    text = DOCS.read_text()
+    table = text[text.index("| column | type | meaning |"):]
+    for name, _, _ in SWEEP_COLUMNS:
+        assert f"`{name}`" in table, name

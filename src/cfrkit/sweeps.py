@@ -177,6 +177,8 @@ def _check_rule(where: str, value: Any) -> Any:
         except TypeError:
             raise ValueError(f"{where}: RegretRule has the fields floor, alpha, beta, gamma and "
                              f"predictive, got {sorted(fields)}") from None
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
         return dict(sorted(fields.items()))
     raise ValueError(f"{where}: a rule is a preset's name ({', '.join(_RULES)}) or a dict of "
                      f"RegretRule fields, got {short_repr(value)}")
@@ -626,11 +628,13 @@ def sweep(
         The CPUs of the local instance (default: all of this machine's). Only with a local
         instance.
     cpus_per_run : float, optional
-        CPUs Ray reserves for each run (default 1: as many concurrent runs as CPUs).
+        CPUs Ray reserves for each run (default 1: as many concurrent runs as CPUs). A trainer
+        that takes ``threads=`` gets this many (rounded down, at least 1) unless ``params``
+        sets it.
     runtime_env : dict, optional
         Ray's runtime environment for the workers, passed to ``ray.init``: e.g.
-        ``{"pip": ["cfrkit"]}`` where the cluster's nodes lack cfrkit, or
-        ``{"env_vars": {"NUMBA_CACHE_DIR": "/shared/numba"}}``.
+        ``{"env_vars": {"NUMBA_CACHE_DIR": "/scratch/numba"}}``, or packages to install
+        where the nodes lack them (see Ray's documentation on runtime environments).
     progress : bool, optional
         Print a line on stderr as each run finishes.
 
