@@ -236,6 +236,31 @@ def test_ctrl_c_keeps_the_finished_runs(tmp_path, local_ray, monkeypatch):
         ("rps", "target"), ("kuhn", "max_iterations")]
 
 
+def _crash_on_rps(task):
+    """A task whose worker process dies on rps (as one killed for memory would)."""
+    if task["game"] == "rps":
+        os._exit(3)
+    from cfrkit.sweeps import _run_task  # the worker's own, unpatched
+
+    return _run_task(task)
+
+
+def test_a_worker_that_dies_is_an_error_row(tmp_path, local_ray, monkeypatch):
+    # sent by value: the workers cannot import this test module
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(cfrkit.sweeps, "_run_task", _crash_on_rps)
+    try:
+        table = cfrkit.sweep(["rps", "kuhn"], "vanilla", max_iterations=20, output=tmp_path)
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    rps, kuhn = _runs(table)
+    assert rps["status"] == "error" and rps["point"] is None
+    # Ray's first line, without the worker's traceback
+    assert rps["error"] == ("WorkerCrashedError: The worker died unexpectedly while executing "
+                            "this task. Check python-core-worker-*.log files for more information.")
+    assert kuhn["status"] == "ok" and kuhn["final_iteration"] == 20
+
+
 def test_bad_grids_are_refused_before_anything_runs(tmp_path):
     limits = dict(max_iterations=5)
     cases = [

@@ -159,9 +159,9 @@ def check_game(spec: str) -> None:
 
 
 def _openspiel_game(name: str) -> Game:
+    loaded = _load_openspiel(name)  # first: without OpenSpiel, a UsageError saying so
     from .openspiel import from_openspiel
 
-    loaded = _load_openspiel(name)
     try:
         # the walk runs with stderr open: a big game shows its compile progress there
         return from_openspiel(loaded)
