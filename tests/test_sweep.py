@@ -256,8 +256,8 @@ def test_a_worker_that_dies_is_an_error_row(tmp_path, local_ray, monkeypatch):
     rps, kuhn = _runs(table)
     assert rps["status"] == "error" and rps["point"] is None
     # Ray's first line, without the worker's traceback
-    assert rps["error"] == ("WorkerCrashedError: The worker died unexpectedly while executing "
-                            "this task. Check python-core-worker-*.log files for more information.")
+    assert rps["error"].startswith("WorkerCrashedError: The worker died unexpectedly")
+    assert "\n" not in rps["error"]
     assert kuhn["status"] == "ok" and kuhn["final_iteration"] == 20
 
 
