@@ -23,6 +23,7 @@ from .policy import Policy, load_policy
 from .record import SolveRecord
 from .result_table import ResultTableLearner
 from .rules import RegretRule
+from .sweeps import load_sweep, sweep
 from .trainers import (
     CFR,
     CFRPlus,
@@ -87,6 +88,8 @@ __all__ = [
     "exploitability",
     "load_compiled",
     "load_policy",
+    "load_sweep",
     "load_trainer",
     "nash_conv",
+    "sweep",
 ]

@@ -5,6 +5,7 @@
     cfrkit games                              the built-in games and how to name OpenSpiel's
     cfrkit solve GAME [options]               train, then print the strategy, values, NashConv
     cfrkit evaluate GAME POLICY.json          values, NashConv and each player's improvement
+    cfrkit sweep --games ... --trainers ...   a grid of runs on Ray, into one table
 
 Bad usage prints one line on stderr and exits with status 2; Ctrl-C exits with status 130,
 after writing the checkpoint if ``--checkpoint`` was given.
@@ -147,25 +148,48 @@ def parse_game(spec: str) -> Game:
         raise UsageError(f"game {spec!r}: {exc}") from None
 
 
+def check_game(spec: str) -> None:
+    """Raise :class:`UsageError` for a game name :func:`parse_game` would refuse, without
+    walking the game: OpenSpiel games are loaded but not compiled (``cfrkit sweep`` checks its
+    grid this way before its workers build the games)."""
+    if spec.startswith("openspiel:"):
+        _load_openspiel(spec[len("openspiel:"):])
+    else:
+        parse_game(spec)  # a built-in game is built cheaply; compile_game walks it later
+
+
 def _openspiel_game(name: str) -> Game:
+    loaded = _load_openspiel(name)  # first: without OpenSpiel, a UsageError saying so
+    from .openspiel import from_openspiel
+
+    try:
+        # the walk runs with stderr open: a big game shows its compile progress there
+        return from_openspiel(loaded)
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise UsageError(f"OpenSpiel game {name!r}: {_first_sentence(exc)}") from None
+
+
+def _load_openspiel(name: str):
+    """``pyspiel.load_game(name)``, its errors as one-line :class:`UsageError`."""
     if not name.strip():
         raise UsageError("openspiel: needs a game name, e.g. openspiel:leduc_poker")
     try:
         import pyspiel
 
-        from .openspiel import from_openspiel
+        from . import openspiel  # noqa: F401 - the bridge, needed next
     except ImportError:
         raise UsageError("OpenSpiel games need the openspiel extra: pip install cfrkit[openspiel]") from None
     try:
         with _silenced_stderr():  # OpenSpiel's C++ prints its own copy of the error
-            loaded = pyspiel.load_game(name)
-        # the walk runs with stderr open: a big game shows its compile progress there
-        return from_openspiel(loaded)
+            return pyspiel.load_game(name)
     except (RuntimeError, ValueError, TypeError) as exc:
-        # the first sentence says what is wrong (an unknown name lists every game after it)
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        message = message.split(" Available games")[0]
-        raise UsageError(f"OpenSpiel game {name!r}: {message}") from None
+        raise UsageError(f"OpenSpiel game {name!r}: {_first_sentence(exc)}") from None
+
+
+def _first_sentence(exc: Exception) -> str:
+    # the first sentence says what is wrong (an unknown name lists every game after it)
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return message.split(" Available games")[0]
 
 
 @contextlib.contextmanager
@@ -201,6 +225,75 @@ def _seed(text: str) -> int:
     if value >= MAX_SEED:
         raise argparse.ArgumentTypeError(f"expected a whole number below 2**64, got {short_repr(text)}")
     return value
+
+
+def _positive_int(text: str) -> int:
+    value = _non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
+    return value
+
+
+def _split_top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside parentheses: ``kuhn(players=3,max_bets=2),leduc``
+    is two games."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [part.strip() for part in parts]
+
+
+def _names(text: str) -> list[str]:
+    names = _split_top_level(text)
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected names separated by commas, got {text!r}")
+    return names
+
+
+def _param_value(text: str):
+    # the words JSON and Python users write for bools and None, then numbers, else the text
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    for kind in (int, float):
+        try:
+            value = kind(text)
+        except ValueError:
+            continue
+        if kind is float and not math.isfinite(value):
+            break
+        return value
+    return text
+
+
+def _param(text: str) -> tuple[str, str, list]:
+    trainer, colon, rest = text.partition(":")
+    name, equals, values = rest.partition("=")
+    if not (colon and equals and trainer.strip() and name.strip() and values.strip()):
+        raise argparse.ArgumentTypeError(f"expected TRAINER:NAME=VALUE,VALUE,..., got {text!r}")
+    return trainer.strip().lower(), name.strip(), [_param_value(v) for v in _names(values)]
+
+
+def _seeds(text: str) -> list[int]:
+    seeds: list[int] = []
+    for part in _names(text):
+        first, dash, last = part.partition("-")
+        low = _seed(first.strip())
+        high = _seed(last.strip()) if dash else low
+        if high < low:
+            raise argparse.ArgumentTypeError(f"expected a range LOW-HIGH with LOW <= HIGH, got {part!r}")
+        if high - low >= 1_000_000:
+            raise argparse.ArgumentTypeError(f"range {part!r} has over a million seeds")
+        seeds.extend(range(low, high + 1))
+    return seeds
 
 
 def _positive_float(text: str) -> float:
@@ -250,6 +343,39 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_ = commands.add_parser("evaluate", help="evaluate a policy file: values, NashConv")
     evaluate_.add_argument("game", help="the game the policy belongs to (as for solve)")
     evaluate_.add_argument("policy", help="a policy JSON file (from solve --policy-out or Policy.save)")
+
+    sweep = commands.add_parser(
+        "sweep", help="run games x trainers x parameters x seeds on Ray, into one table",
+        description="Run every game x trainer x parameter x seed to the stopping rule, each run "
+        "a Ray task (a local Ray instance, or the cluster at --address), and write every run's "
+        "convergence record into one table, OUTPUT.csv and OUTPUT.parquet; runs the table "
+        "already holds are skipped. Needs cfrkit[ray]. See docs/sweeps.md.",
+    )
+    sweep.add_argument("--games", action="extend", type=_names, required=True, metavar="LIST",
+                       help="games, comma-separated, as for solve: kuhn,\"kuhn(players=3)\",leduc")
+    sweep.add_argument("--trainers", action="extend", type=_names, required=True, metavar="LIST",
+                       help=f"trainers, comma-separated ({', '.join(TRAINERS)})")
+    sweep.add_argument("--param", action="append", type=_param, default=[], metavar="T:NAME=V,...",
+                       help="values of a trainer's parameter, e.g. dcfr:alpha=1,1.5,2 (repeat for "
+                       "more; the grid is their product); rule=vanilla,linear,... for pruned and "
+                       "the sampled trainers")
+    sweep.add_argument("--seeds", type=_seeds, default=[0], metavar="LIST",
+                       help="seeds of the sampled trainers: 0-4, 1,5,9 or both (default 0); "
+                       "deterministic trainers run once")
+    sweep.add_argument("--target", type=_positive_float, help="stop each run at this NashConv")
+    sweep.add_argument("--max-iterations", type=_non_negative_int, metavar="N",
+                       help="stop each run after N iterations")
+    sweep.add_argument("--time-limit", type=_positive_float, metavar="S",
+                       help="stop each run after S seconds")
+    sweep.add_argument("--output", required=True, metavar="PATH",
+                       help="a directory (results.csv, results.parquet in it) or a file stem")
+    sweep.add_argument("--address", metavar="ADDRESS",
+                       help="use this Ray cluster (auto, HOST:PORT or ray://HOST:10001) instead "
+                       "of a local instance")
+    sweep.add_argument("--num-cpus", type=_positive_int, metavar="N",
+                       help="CPUs of the local Ray instance (default: all)")
+    sweep.add_argument("--plot", metavar="FILE.png", help="draw the convergence (needs cfrkit[plot])")
+    sweep.add_argument("--quiet", action="store_true", help="no line per finished run on stderr")
     return parser
 
 
@@ -400,6 +526,79 @@ def _evaluate(args) -> int:
     return 0
 
 
+def _sweep(args) -> int:
+    try:
+        from .sweeps import sweep
+        import pyarrow  # noqa: F401
+        import ray  # noqa: F401
+    except ImportError:
+        raise UsageError("sweep needs Ray and pyarrow: pip install cfrkit[ray]") from None
+    if args.plot is not None:
+        _check_output(args.plot, "--plot")
+        try:
+            from . import plot  # noqa: F401 - fail before the runs, not after
+        except ImportError as exc:
+            raise UsageError(f"--plot: {exc}") from None
+    if args.target is None and args.max_iterations is None and args.time_limit is None:
+        raise UsageError("sweep needs a stopping rule: --target, --max-iterations or --time-limit")
+    params: dict[str, dict[str, list]] = {}
+    for trainer, name, values in args.param:
+        params.setdefault(trainer, {}).setdefault(name, []).extend(values)
+    if args.quiet:
+        os.environ["CFRKIT_QUIET"] = "1"  # the workers inherit it
+    try:
+        table = sweep(
+            args.games, args.trainers, params=params, seeds=args.seeds,
+            target_nash_conv=args.target, max_iterations=args.max_iterations,
+            time_limit=args.time_limit, output=args.output, address=args.address,
+            num_cpus=args.num_cpus, progress=not args.quiet,
+        )
+    except ValueError as exc:  # a bad grid, found before anything ran
+        raise UsageError(str(exc)) from None
+    print(_sweep_summary(table))
+    csv, parquet = (os.path.abspath(p) for p in _sweep_files(args.output))
+    print(f"\ntable: {csv} and {parquet}")
+    if args.plot is not None:
+        from . import plot
+
+        plot.sweep(table).savefig(args.plot)
+    return 0
+
+
+def _sweep_files(output: str) -> tuple[str, str]:
+    from .sweeps import _output_paths
+
+    return tuple(str(p) for p in _output_paths(output))
+
+
+def _sweep_summary(table) -> str:
+    """One line per game and trainer setting: runs, failures, and medians over the seeds."""
+    from .sweeps import _setting_label
+
+    groups: dict[tuple, list[dict]] = {}
+    for row in table.filter(table["last"]).to_pylist():
+        groups.setdefault((row["game"], row["trainer"], row["params"]), []).append(row)
+    header = f"{'game':<18} {'trainer and parameters':<34} {'runs':>4} {'errors':>6} " \
+             f"{'NashConv':>10} {'iterations':>10} {'seconds':>8}"
+    lines = [header, "-" * len(header)]
+    for (game, trainer, params), rows in groups.items():
+        ok = [r for r in rows if r["status"] == "ok"]
+        if ok:
+            medians = (f"{np.median([r['final_nash_conv'] for r in ok]):>10.3g} "
+                       f"{np.median([r['final_iteration'] for r in ok]):>10.0f} "
+                       f"{np.median([r['final_seconds'] for r in ok]):>8.3g}")
+        else:
+            medians = f"{'-':>10} {'-':>10} {'-':>8}"
+        lines.append(f"{game:<18} {_setting_label(trainer, params):<34} {len(rows):>4} "
+                     f"{len(rows) - len(ok):>6} {medians}")
+        for row in rows:
+            if row["status"] != "ok":
+                lines.append(f"    error: {row['error']}")
+                break  # one message per group: the seeds usually fail alike
+    lines.append("(medians over the seeds of the runs that finished)")
+    return "\n".join(lines)
+
+
 def _have_tqdm() -> bool:
     try:
         import tqdm  # noqa: F401
@@ -424,7 +623,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0, 2 for bad usage, 130 on Ctrl-C)."""
     try:
         args = build_parser().parse_args(argv)
-        command = {"games": lambda a: _games(), "solve": _solve, "evaluate": _evaluate}[args.command]
+        command = {"games": lambda a: _games(), "solve": _solve, "evaluate": _evaluate,
+                   "sweep": _sweep}[args.command]
         return command(args)
     except UsageError as exc:
         message = str(exc)

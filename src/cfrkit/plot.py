@@ -17,8 +17,8 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -40,8 +40,9 @@ except ImportError as exc:
 
 from .policy import Policy
 from .record import SolveRecord
+from .sweeps import _setting_label
 
-__all__ = ["convergence", "strategy"]
+__all__ = ["convergence", "strategy", "sweep"]
 
 XAxis = Literal["both", "iterations", "seconds"]
 Metric = Literal["nash_conv", "exploitability"]
@@ -464,3 +465,149 @@ def _heat_figure(panels: list[_Panel], annotate: bool | None) -> tuple[Figure, l
         gridspec_kw={"width_ratios": [panel.table.shape[1] for panel in panels]},
     )
     return fig, list(axes[0])
+
+
+# -- sweeps -------------------------------------------------------------------------------------
+
+
+def sweep(
+    table: Any,
+    *,
+    x: XAxis = "both",
+    metric: Metric = "nash_conv",
+    floor: float = 1e-12,
+    title: str | None = None,
+) -> Figure:
+    """Plot a sweep's convergence: one row of panels per game, one line per trainer setting.
+
+    Runs that differ only in their seed form one group, drawn as their median (bold) with the
+    range of the seeds shaded and each seed faint behind. The median and range are taken of
+    log-log interpolations of the runs on a common grid spanning where every run of the group
+    has checks (the checks of sampled runs fall at different iterations); a group of one run
+    is drawn as that run. Failed runs (``status="error"``) are left out.
+
+    Parameters
+    ----------
+    table : pyarrow.Table or sequence of dict
+        What :func:`cfrkit.sweep` returned or :func:`cfrkit.load_sweep` read (anything with
+        ``to_pylist()``), or its rows as dicts.
+    x : {"both", "iterations", "seconds"}
+        The horizontal axis: iterations, the runs' wall-clock seconds, or a panel of each.
+    metric : {"nash_conv", "exploitability"}
+        The vertical axis; exploitability exists for two-player zero-sum games only, and a
+        game without it raises :class:`ValueError`.
+    floor : float, optional
+        Values below it (an exact 0) are drawn at it, as in :func:`convergence`.
+    title : str, optional
+        Heading of the figure; by default none (each panel names its game).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row of panels per game, in the table's order; each panel's lines are labelled
+        ``"TRAINER PARAM=VALUE ..."``, with the number of seeds when there are several.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``x`` or ``metric``, or a table with no successful run.
+
+    Examples
+    --------
+    >>> import cfrkit, cfrkit.plot
+    >>> table = cfrkit.load_sweep("results/")       # doctest: +SKIP
+    >>> cfrkit.plot.sweep(table).savefig("sweep.png")  # doctest: +SKIP
+    """
+    if x not in _X_CHOICES:
+        raise ValueError(f"x must be one of {_X_CHOICES}, got {x!r}")
+    if metric not in _METRIC_CHOICES:
+        raise ValueError(f"metric must be one of {_METRIC_CHOICES}, got {metric!r}")
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor < np.inf:
+        raise ValueError(f"floor must be a positive finite number, got {floor!r}")
+    rows = table.to_pylist() if hasattr(table, "to_pylist") else list(table)
+    # game -> setting label -> run id -> its checks, in the table's order
+    games: dict[str, dict[str, dict[str, list[Mapping]]]] = {}
+    for row in rows:
+        if row.get("status") != "ok" or row.get("point") is None:
+            continue
+        setting = _setting_label(row["trainer"], row["params"])
+        games.setdefault(row["game"], {}).setdefault(setting, {}).setdefault(
+            row["run_id"], []).append(row)
+    if not games:
+        raise ValueError("the table has no successful run to draw")
+    panels = ("iterations", "seconds") if x == "both" else (x,)
+    fig, grid = plt.subplots(
+        len(games), len(panels), figsize=(5.5 * len(panels), 3.8 * len(games)),
+        layout="constrained", squeeze=False,
+    )
+    for r, (game, settings) in enumerate(games.items()):
+        for c, panel in enumerate(panels):
+            axis = grid[r][c]
+            for i, (setting, runs) in enumerate(settings.items()):
+                curves = [_sweep_curve(game, checks, panel, metric, floor) for checks in runs.values()]
+                _draw_group(axis, curves, setting, f"C{i % 10}",
+                            _LINESTYLES[(i // 10) % len(_LINESTYLES)])
+            drawn = [np.asarray(line.get_ydata(), dtype=np.float64) for line in axis.get_lines()]
+            drawn = np.concatenate(drawn) if drawn else np.ones(1)
+            if drawn.size and drawn.max() <= drawn.min() * (1 + 1e-9):  # exp(log(y)) rounds
+                # every run at one value (all solved exactly, at the floor): a decade around it
+                axis.set_ylim(drawn.min() / 10, drawn.max() * 10)
+            axis.set_xscale("log")
+            axis.set_yscale("log")
+            axis.xaxis.set_minor_formatter(NullFormatter())
+            axis.yaxis.set_minor_formatter(NullFormatter())
+            axis.set_xlabel(_X_LABELS[panel])
+            axis.set_ylabel(_METRIC_LABELS[metric])
+            axis.grid(True, which="major", alpha=0.4)
+            axis.grid(True, which="minor", alpha=0.12)
+            axis.set_title(f"{game}: {_METRIC_NAMES[metric]} vs {_X_TITLES[panel]}")
+        grid[r][0].legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def _sweep_curve(game: str, checks: Iterable[Mapping], panel: str, metric: str,
+                 floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """One run's checks as ``(x, y)``, positive x only (a log axis), y floored."""
+    ordered = sorted(checks, key=lambda row: row["point"])
+    if any(row[metric] is None for row in ordered):
+        raise ValueError(
+            f"{game} has no {metric} (defined for two-player zero-sum games only); plot "
+            "metric='nash_conv' instead"
+        )
+    xs = np.array([row["iteration" if panel == "iterations" else "seconds"] for row in ordered],
+                  dtype=np.float64)
+    ys = np.maximum(np.array([row[metric] for row in ordered], dtype=np.float64), floor)
+    keep = xs > 0
+    return xs[keep], ys[keep]
+
+
+_GRID_POINTS = 200  # the common grid a group's median is taken on
+
+
+def _draw_group(axis: Axes, curves: list[tuple[np.ndarray, np.ndarray]], label: str,
+                color: str, linestyle: str) -> None:
+    curves = [(xs, ys) for xs, ys in curves if xs.shape[0]]
+    if not curves:
+        return
+    if len(curves) == 1:
+        xs, ys = curves[0]
+        axis.plot(xs, ys, color=color, linestyle=linestyle, linewidth=1.5, label=label,
+                  marker="o" if xs.shape[0] <= _MARKER_MAX_POINTS else None, markersize=3)
+        return
+    for xs, ys in curves:  # each seed, faint
+        axis.plot(xs, ys, color=color, linestyle=linestyle, linewidth=0.7, alpha=0.3)
+    low = max(float(xs[0]) for xs, _ in curves)
+    high = min(float(xs[-1]) for xs, _ in curves)
+    label = f"{label} ({len(curves)} seeds: median, range)"
+    if not low < high:  # the runs share no stretch of the axis: no median to draw
+        axis.plot([], [], color=color, linestyle=linestyle, label=label)
+        return
+    common = np.geomspace(low, high, _GRID_POINTS)
+    # log-log interpolation: straight segments on the plot, as the faint lines are drawn
+    logs = np.array([np.interp(np.log(common), np.log(xs), np.log(ys)) for xs, ys in curves])
+    axis.fill_between(common, np.exp(logs.min(axis=0)), np.exp(logs.max(axis=0)), color=color,
+                      alpha=0.18, linewidth=0)
+    axis.plot(common, np.exp(np.median(logs, axis=0)), color=color, linestyle=linestyle,
+              linewidth=1.8, label=label)

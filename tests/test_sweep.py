@@ -1,0 +1,331 @@
+"""Sweeps on Ray: a small grid end to end on a local Ray of 2 CPUs, its table against the same
+runs made in this process, failures, resume, the files, the plot and the command line."""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+pa = pytest.importorskip("pyarrow")
+
+import cfrkit  # noqa: E402
+import cfrkit.sweeps  # noqa: E402
+from cfrkit.cli import _seeds, _split_top_level, main  # noqa: E402
+from cfrkit.games import KuhnPoker, RockPaperScissors  # noqa: E402
+from cfrkit.sweeps import SWEEP_COLUMNS  # noqa: E402
+
+SCRIPT = shutil.which("cfrkit", path=str(Path(sys.executable).parent)) or shutil.which("cfrkit")
+GAMES = {"kuhn": KuhnPoker, "rps": RockPaperScissors}
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray of 2 CPUs for the module's sweeps (they use the running session)."""
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield
+    ray.shutdown()
+
+
+def _runs(table) -> list[dict]:
+    return table.filter(table["last"]).to_pylist()
+
+
+# -- the command line first: its subprocess starts a Ray of its own, before the module's ---------
+
+
+def test_cli_sweep_end_to_end(tmp_path):
+    if SCRIPT is None:
+        pytest.skip("the cfrkit console script is not installed (pip install the package)")
+    pytest.importorskip("matplotlib")
+    command = [SCRIPT, "sweep", "--games", "kuhn", "--trainers", "cfr+,external-sampling",
+               "--param", "external-sampling:rule=vanilla,linear", "--seeds", "0-1",
+               "--max-iterations", "100", "--output", "out/", "--num-cpus", "2",
+               "--plot", "sweep.png"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, MPLBACKEND="Agg"))
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    runs = _runs(cfrkit.load_sweep(tmp_path / "out"))
+    # cfr+ once (deterministic), external sampling for 2 rules x 2 seeds
+    assert sorted((r["trainer"], r["params"], r["seed"]) for r in runs) == [
+        ("cfr+", "{}", None),
+        ("external-sampling", '{"rule": "linear"}', 0),
+        ("external-sampling", '{"rule": "linear"}', 1),
+        ("external-sampling", '{"rule": "vanilla"}', 0),
+        ("external-sampling", '{"rule": "vanilla"}', 1),
+    ]
+    assert all(r["status"] == "ok" and r["final_iteration"] == 100 for r in runs)
+    # the rule preset is the one named: external sampling with the linear rule, seed 1
+    linear = next(r for r in runs if r["params"] == '{"rule": "linear"}' and r["seed"] == 1)
+    expected = cfrkit.ExternalSamplingCFR(KuhnPoker(), rule=cfrkit.RegretRule.linear(), seed=1)
+    assert linear["final_nash_conv"] == expected.solve(max_iterations=100).nash_conv[-1]
+    # the summary: one line per setting, the median NashConv of the two seeds
+    vanilla = [r["final_nash_conv"] for r in runs if r["params"] == '{"rule": "vanilla"}']
+    line = next(s for s in done.stdout.splitlines() if "rule=vanilla" in s)
+    assert line.split()[:5] == ["kuhn", "external-sampling", "rule=vanilla", "2", "0"]
+    assert float(line.split()[5]) == pytest.approx(np.median(vanilla), rel=1e-2)
+    assert (tmp_path / "out" / "results.csv").exists() and (tmp_path / "sweep.png").stat().st_size
+    # a line per finished run on stderr
+    assert done.stderr.count("cfrkit sweep: [") == 5
+
+
+def test_cli_sweep_bad_usage_is_one_line(tmp_path, capsys):
+    # found before Ray starts: the names are checked in the driver
+    base = ["sweep", "--max-iterations", "5", "--output", str(tmp_path / "o")]
+    assert main([*base, "--games", "kuhn", "--trainers", "nope"]) == 2
+    assert "unknown trainer 'nope'" in capsys.readouterr().err
+    assert main([*base, "--games", "kuhnn", "--trainers", "cfr+"]) == 2
+    assert "unknown game 'kuhnn'" in capsys.readouterr().err
+    assert main([*base, "--games", "kuhn", "--trainers", "dcfr", "--param", "dcfr:delta=1"]) == 2
+    assert "DiscountedCFR has no parameter 'delta'" in capsys.readouterr().err
+    assert main(["sweep", "--games", "kuhn", "--trainers", "cfr+", "--output", str(tmp_path)]) == 2
+    assert "needs a stopping rule" in capsys.readouterr().err
+    assert main([*base, "--games", "kuhn", "--trainers", "cfr+", "--seeds", "3-1"]) == 2
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_cli_list_syntax():
+    assert _split_top_level("kuhn(players=3, max_bets=2),leduc, rps") == [
+        "kuhn(players=3, max_bets=2)", "leduc", "rps"]
+    assert _seeds("0-2,7,10-11") == [0, 1, 2, 7, 10, 11]
+
+
+# -- the Python API on the module's Ray ------------------------------------------------------------
+
+
+def test_grid_runs_as_in_this_process(tmp_path, local_ray):
+    table = cfrkit.sweep(["kuhn", "rps"], ["cfr+", "chance-sampled"], seeds=[0, 1],
+                         max_iterations=200, output=tmp_path / "grid")
+    assert table.column_names == [name for name, _, _ in SWEEP_COLUMNS]
+    runs = _runs(table)
+    # per game: cfr+ once (deterministic: no seed), chance sampling once per seed; grid order
+    assert [(r["game"], r["trainer"], r["seed"]) for r in runs] == [
+        ("kuhn", "cfr+", None), ("kuhn", "chance-sampled", 0), ("kuhn", "chance-sampled", 1),
+        ("rps", "cfr+", None), ("rps", "chance-sampled", 0), ("rps", "chance-sampled", 1),
+    ]
+    assert len({r["run_id"] for r in runs}) == 6
+    total = 0
+    for run in runs:
+        game = GAMES[run["game"]]()
+        trainer = (cfrkit.CFRPlus(game) if run["trainer"] == "cfr+"
+                   else cfrkit.ChanceSampledCFR(game, seed=run["seed"]))
+        record = trainer.solve(max_iterations=200)
+        rows = table.filter(pa.compute.equal(table["run_id"], run["run_id"])).to_pylist()
+        # the whole convergence record, exactly: the same kernels, the same seeds
+        assert [r["point"] for r in rows] == list(range(len(record.iterations)))
+        assert [r["iteration"] for r in rows] == record.iterations.tolist()
+        assert [r["nash_conv"] for r in rows] == record.nash_conv.tolist()
+        assert [r["exploitability"] for r in rows] == record.exploitability.tolist()
+        assert [r["last"] for r in rows] == [False] * (len(rows) - 1) + [True]
+        assert run["status"] == "ok" and run["error"] is None and run["stopped"] == "max_iterations"
+        assert run["final_iteration"] == 200 and run["max_iterations"] == 200
+        assert run["final_nash_conv"] == record.nash_conv[-1]
+        assert run["nodes_touched"] == trainer.nodes_touched
+        assert run["final_seconds"] == rows[-1]["seconds"] > 0
+        assert run["params"] == "{}" and run["target_nash_conv"] is None
+        total += len(rows)
+    assert table.num_rows == total
+    # both files hold the returned table, the CSV to the last bit of every float
+    assert cfrkit.load_sweep(tmp_path / "grid.parquet").equals(table)
+    assert cfrkit.load_sweep(tmp_path / "grid.csv").equals(table)
+    assert cfrkit.load_sweep(tmp_path / "grid").equals(table)
+
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from cfrkit.plot import sweep as plot_sweep
+
+    fig = plot_sweep(table)
+    assert len(fig.axes) == 4  # kuhn and rps, iterations and seconds
+    kuhn = fig.axes[0]
+    assert kuhn.get_title() == "kuhn: NashConv vs iterations"
+    labels = [line.get_label() for line in kuhn.get_lines() if not line.get_label().startswith("_")]
+    assert labels == ["cfr+", "chance-sampled (2 seeds: median, range)"]
+    cfr_plus = next(line for line in kuhn.get_lines() if line.get_label() == "cfr+")
+    kuhn_cfr = [r for r in table.to_pylist()
+                if r["game"] == "kuhn" and r["trainer"] == "cfr+" and r["iteration"] > 0]
+    assert cfr_plus.get_xdata().tolist() == [r["iteration"] for r in kuhn_cfr]
+    assert cfr_plus.get_ydata().tolist() == [r["nash_conv"] for r in kuhn_cfr]
+    # the median of two seeds, on the log scale, is the midpoint of their curves
+    median = next(line for line in kuhn.get_lines() if line.get_label().startswith("chance"))
+    seeds = [line for line in kuhn.get_lines() if line.get_label().startswith("_")
+             and line.get_alpha() == 0.3]
+    xs, ys = median.get_xdata(), median.get_ydata()
+    logs = [np.interp(np.log(xs), np.log(s.get_xdata()), np.log(s.get_ydata())) for s in seeds]
+    assert len(seeds) == 2
+    np.testing.assert_allclose(np.log(ys), (logs[0] + logs[1]) / 2, rtol=1e-12, atol=1e-12)
+
+
+def test_failures_are_rows_and_resume_skips_finished_runs(tmp_path, local_ray):
+    grid = dict(params={"outcome-sampling": {"exploration": [0.5, 2.0]}}, max_iterations=50,
+                output=tmp_path)
+    first = cfrkit.sweep("kuhn", "outcome-sampling", seeds=[3], **grid)
+    ok, bad = _runs(first)
+    assert json.loads(ok["params"]) == {"exploration": 0.5} and ok["status"] == "ok"
+    expected = cfrkit.OutcomeSamplingCFR(KuhnPoker(), exploration=0.5, seed=3)
+    assert ok["final_nash_conv"] == expected.solve(max_iterations=50).nash_conv[-1]
+    # the trainer refused the value in the worker: one row with the error, no checks
+    assert bad["status"] == "error" and bad["point"] is None and bad["nash_conv"] is None
+    assert bad["error"] == "ValueError: exploration must be a number in (0, 1], got 2.0"
+    assert first.num_rows == len(first.filter(pa.compute.equal(first["status"], "ok"))) + 1
+
+    # again, with one more seed: the finished run is not run again (its row is the same, to
+    # the millisecond it finished), the failed one is, and the new seed's runs are added
+    second = cfrkit.sweep("kuhn", "outcome-sampling", seeds=[3, 4], **grid)
+    runs = {(json.loads(r["params"])["exploration"], r["seed"]): r for r in _runs(second)}
+    assert sorted(runs) == [(0.5, 3), (0.5, 4), (2.0, 3), (2.0, 4)]
+    assert runs[0.5, 3] == ok
+    assert runs[2.0, 3]["status"] == "error" and runs[2.0, 3]["finished_at"] > bad["finished_at"]
+    assert runs[0.5, 4]["status"] == "ok" and runs[0.5, 4]["finished_at"] > ok["finished_at"]
+    assert cfrkit.load_sweep(tmp_path).equals(second)
+
+    # a sweep of another grid into the same output keeps these rows and returns its own
+    third = cfrkit.sweep("rps", "vanilla", max_iterations=10, output=tmp_path)
+    assert {r["game"] for r in _runs(third)} == {"rps"}
+    stored = cfrkit.load_sweep(tmp_path / "results.csv")
+    assert len(_runs(stored)) == 5
+    assert stored.slice(0, second.num_rows).equals(second)
+    # all done: nothing runs again, the same rows come back
+    assert cfrkit.sweep("rps", "vanilla", max_iterations=10, output=tmp_path).equals(third)
+
+
+def test_ctrl_c_keeps_the_finished_runs(tmp_path, local_ray, monkeypatch):
+    # rps is solved at the first check (CFR+ starts at its uniform equilibrium); Leduc would
+    # take hours to reach NashConv 1e-12. Ctrl-C arrives once the rps run is in.
+    finished = threading.Event()
+    add = cfrkit.sweeps._Table.add
+
+    def add_and_tell(self, run_id, rows):
+        add(self, run_id, rows)
+        finished.set()
+
+    monkeypatch.setattr(cfrkit.sweeps._Table, "add", add_and_tell)
+
+    def interrupt():
+        if finished.wait(timeout=120):
+            time.sleep(0.5)  # Leduc is running
+            _thread.interrupt_main()
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        cfrkit.sweep(["rps", "leduc"], "cfr+", target_nash_conv=1e-12, max_iterations=10**9,
+                     output=tmp_path)
+    runs = _runs(cfrkit.load_sweep(tmp_path))
+    assert [(r["game"], r["status"], r["stopped"]) for r in runs] == [("rps", "ok", "target")]
+    assert _runs(cfrkit.load_sweep(tmp_path / "results.csv")) == runs
+    # the Leduc task was cancelled, and Ray goes on: the next sweep resumes the same output
+    again = cfrkit.sweep(["rps", "kuhn"], "cfr+", target_nash_conv=1e-12, max_iterations=20,
+                         output=tmp_path)
+    assert [(r["game"], r["stopped"]) for r in _runs(again)] == [
+        ("rps", "target"), ("kuhn", "max_iterations")]
+
+
+def _crash_on_rps(task):
+    """A task whose worker process dies on rps (as one killed for memory would)."""
+    if task["game"] == "rps":
+        os._exit(3)
+    from cfrkit.sweeps import _run_task  # the worker's own, unpatched
+
+    return _run_task(task)
+
+
+def test_a_worker_that_dies_is_an_error_row(tmp_path, local_ray, monkeypatch):
+    # sent by value: the workers cannot import this test module
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(cfrkit.sweeps, "_run_task", _crash_on_rps)
+    try:
+        table = cfrkit.sweep(["rps", "kuhn"], "vanilla", max_iterations=20, output=tmp_path)
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    rps, kuhn = _runs(table)
+    assert rps["status"] == "error" and rps["point"] is None
+    # Ray's first line, without the worker's traceback
+    assert rps["error"].startswith("WorkerCrashedError: The worker died unexpectedly")
+    assert "\n" not in rps["error"]
+    assert kuhn["status"] == "ok" and kuhn["final_iteration"] == 20
+
+
+def test_bad_grids_are_refused_before_anything_runs(tmp_path):
+    limits = dict(max_iterations=5)
+    cases = [
+        (dict(games="chess", trainers="cfr+", **limits), "unknown game 'chess'"),
+        (dict(games=KuhnPoker(), trainers="cfr+", **limits), "named as on the command line"),
+        (dict(games="kuhn", trainers="cfr", **limits), "unknown trainer 'cfr'"),
+        (dict(games="kuhn", trainers="dcfr", params={"dcfr": {"alpha": []}}, **limits),
+         "params['dcfr']['alpha'] is empty"),
+        (dict(games="kuhn", trainers="dcfr", params={"cfr+": {}}, **limits),
+         "'cfr+' is not one of the trainers swept"),
+        (dict(games="kuhn", trainers="vanilla", params={"vanilla": {"seed": 1}}, **limits),
+         "VanillaCFR has no parameter 'seed'"),
+        (dict(games="kuhn", trainers="pruned", params={"pruned": {"rule": "cfr++"}}, **limits),
+         "unknown rule 'cfr++'"),
+        (dict(games="kuhn", trainers="pruned", params={"pruned": {"rule": {"delta": 1}}}, **limits),
+         "RegretRule has the fields"),
+        (dict(games="kuhn", trainers="dcfr", params={"dcfr": {"alpha": [object()]}}, **limits),
+         "values must be numbers"),
+        (dict(games="kuhn", trainers="chance-sampled", seeds=[-1], **limits), "seeds must be"),
+        (dict(games="kuhn", trainers="cfr+"), "needs a stopping rule"),
+        (dict(games="kuhn", trainers="cfr+", max_iterations=5, address="auto", num_cpus=2),
+         "num_cpus applies to a local Ray instance only"),
+        (dict(games="kuhn", trainers="cfr+", max_iterations=5,
+              output=tmp_path / "missing" / "out"), "does not exist"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError) as info:
+            cfrkit.sweep(**kwargs)
+        assert message in str(info.value), (kwargs, str(info.value))
+
+
+def test_an_output_that_is_not_a_sweep_is_refused(tmp_path):
+    pa.csv.write_csv(pa.table({"a": [1]}), tmp_path / "other.csv")
+    with pytest.raises(ValueError, match="not a cfrkit sweep table"):
+        cfrkit.sweep("kuhn", "cfr+", max_iterations=5, output=tmp_path / "other")
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "sweeps.md"
+
+
+def test_the_docs_examples_run(tmp_path, local_ray, monkeypatch):
+    # docs/sweeps.md fences its Ray examples as ```py, so that tests/test_docs.py (which runs
+    # the ```python blocks without Ray) leaves them to this module and its Ray session
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    blocks = re.findall(r"```py\n(.*?)```", DOCS.read_text(), re.S)
+    assert len(blocks) == 2
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        for index, block in enumerate(blocks):
+            exec(compile(block, f"sweeps.md block {index}", "exec"), namespace)
+    runs = _runs(namespace["table"])
+    # per game: cfr+ once, dcfr for two alphas, chance sampling for three seeds
+    assert len(runs) == 2 * (1 + 2 + 3) and all(r["status"] == "ok" for r in runs)
+    assert {r["params"] for r in runs if r["trainer"] == "dcfr"} == {
+        '{"alpha": 1.5, "gamma": 2}', '{"alpha": 2.0, "gamma": 2}'}
+    assert "final_nash_conv" in out.getvalue()
+    assert (tmp_path / "results" / "results.parquet").exists() and (tmp_path / "sweep.png").exists()
+
+
+def test_the_docs_list_every_column():
+    text = DOCS.read_text()
+    table = text[text.index("| column | type | meaning |"):]
+    for name, _, _ in SWEEP_COLUMNS:
+        assert f"`{name}`" in table, name
