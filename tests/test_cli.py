@@ -126,6 +126,41 @@ def test_openspiel_games_by_name(tmp_path):
     assert "player 0" in done.stdout
 
 
+def test_cache_dir_compiles_once_and_loads_after(tmp_path):
+    # the first run writes the compiled game; the second loads it (the file is not rewritten)
+    # and gives the same results to the last digit
+    first = run("solve", "kuhn(players=3)", "--iterations", "50", "--quiet", "--json", "a.json",
+                "--cache-dir", "cache", cwd=tmp_path)
+    files = list((tmp_path / "cache").glob("*.npz"))
+    assert len(files) == 1 and "KuhnPoker" in files[0].name
+    written = files[0].stat().st_mtime_ns
+    second = run("solve", "kuhn(players=3)", "--iterations", "50", "--quiet", "--json", "b.json",
+                 "--cache-dir", "cache", cwd=tmp_path)
+    assert files[0].stat().st_mtime_ns == written
+    assert list((tmp_path / "cache").glob("*.npz")) == files
+    a, b = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
+    for field in ("nash_conv", "values", "player_improvements"):
+        assert a[field] == b[field]
+    table = first.stdout.split("\n\n")[0]  # the strategy, before the timed summary
+    assert table and second.stdout.startswith(table)
+    # evaluate reads the same cache, and says what it says without it
+    run("solve", "kuhn(players=3)", "--iterations", "50", "--quiet", "--policy-out", "p.json",
+        cwd=tmp_path)
+    shown = run("evaluate", "kuhn(players=3)", "p.json", "--cache-dir", "cache", cwd=tmp_path)
+    assert shown.stdout == run("evaluate", "kuhn(players=3)", "p.json", cwd=tmp_path).stdout
+    assert files[0].stat().st_mtime_ns == written
+
+
+def test_cache_dir_with_an_openspiel_game(tmp_path):
+    pytest.importorskip("pyspiel")
+    for name in ("a.json", "b.json"):
+        run("solve", "openspiel:kuhn_poker", "--iterations", "20", "--quiet", "--json", name,
+            "--cache-dir", "cache", cwd=tmp_path)
+    assert len(list((tmp_path / "cache").glob("*.npz"))) == 1
+    a, b = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
+    assert a["nash_conv"] == b["nash_conv"]
+
+
 def test_a_big_openspiel_game_reports_its_compile_on_stderr(tmp_path):
     # liar's dice has 294,883 histories, past the 10^5 from which the walk shows progress;
     # OpenSpiel's own stderr is silenced while it loads the game, but not during the walk

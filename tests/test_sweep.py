@@ -205,6 +205,24 @@ def test_failures_are_rows_and_resume_skips_finished_runs(tmp_path, local_ray):
     assert cfrkit.sweep("rps", "vanilla", max_iterations=10, output=tmp_path).equals(third)
 
 
+def test_a_shared_compiled_game_cache(tmp_path, local_ray):
+    # the workers write the compiled game into cache_dir once; the results are those of a
+    # sweep without the cache, and a second sweep (another output) finds the file as it was
+    plain = cfrkit.sweep("kuhn(players=3)", "cfr+", max_iterations=30)
+    cached = cfrkit.sweep("kuhn(players=3)", "cfr+", max_iterations=30,
+                          cache_dir=tmp_path / "cache", output=tmp_path / "a")
+    files = list((tmp_path / "cache").glob("*.npz"))
+    assert len(files) == 1
+    written = files[0].stat().st_mtime_ns
+    assert cached["nash_conv"].to_pylist() == plain["nash_conv"].to_pylist()
+    again = cfrkit.sweep("kuhn(players=3)", "cfr+", max_iterations=30,
+                         cache_dir=tmp_path / "cache", output=tmp_path / "b")
+    assert again["nash_conv"].to_pylist() == plain["nash_conv"].to_pylist()
+    assert files[0].stat().st_mtime_ns == written
+    with pytest.raises(ValueError, match="cache_dir must be a path"):
+        cfrkit.sweep("kuhn", "cfr+", max_iterations=1, cache_dir=3)
+
+
 def test_ctrl_c_keeps_the_finished_runs(tmp_path, local_ray, monkeypatch):
     # rps is solved at the first check (CFR+ starts at its uniform equilibrium); Leduc would
     # take hours to reach NashConv 1e-12. Ctrl-C arrives once the rps run is in.

@@ -114,12 +114,26 @@ class UsageError(Exception):
 # -- games ---------------------------------------------------------------------------------------
 
 
-def parse_game(spec: str) -> Game:
+def parse_game(spec: str, *, cache_dir: str | None = None) -> Game:
     """A game from its command-line name: ``kuhn``, ``kuhn(players=3)``,
     ``kuhn(max_bets=2, deal=independent)`` (a word bare or quoted), ``leduc``, ..., or
-    ``openspiel:NAME(params)`` for any OpenSpiel game."""
+    ``openspiel:NAME(params)`` for any OpenSpiel game.
+
+    With ``cache_dir``, the game comes back compiled through the compiled-game cache in that
+    folder (:func:`cfrkit.compile_game`'s ``cache_dir``): loaded from it when an earlier process
+    compiled the game, else compiled and written there."""
     if spec.startswith("openspiel:"):
-        return _openspiel_game(spec[len("openspiel:"):])
+        return _openspiel_game(spec[len("openspiel:"):], cache_dir)
+    game = _builtin_game(spec)
+    if cache_dir is not None:
+        try:
+            compile_game(game, cache_dir=cache_dir)  # kept per game object for what follows
+        except GameError as exc:
+            raise UsageError(f"game {spec!r}: {exc}") from None
+    return game
+
+
+def _builtin_game(spec: str) -> Game:
     match = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*", spec)
     if match is None:
         raise UsageError(f"malformed game {spec!r}: write NAME or NAME(key=value, ...)")
@@ -155,16 +169,16 @@ def check_game(spec: str) -> None:
     if spec.startswith("openspiel:"):
         _load_openspiel(spec[len("openspiel:"):])
     else:
-        parse_game(spec)  # a built-in game is built cheaply; compile_game walks it later
+        _builtin_game(spec)  # a built-in game is built cheaply; compile_game walks it later
 
 
-def _openspiel_game(name: str) -> Game:
+def _openspiel_game(name: str, cache_dir: str | None = None) -> Game:
     loaded = _load_openspiel(name)  # first: without OpenSpiel, a UsageError saying so
     from .openspiel import from_openspiel
 
     try:
         # the walk runs with stderr open: a big game shows its compile progress there
-        return from_openspiel(loaded)
+        return from_openspiel(loaded, cache_dir=cache_dir)
     except (RuntimeError, ValueError, TypeError) as exc:
         raise UsageError(f"OpenSpiel game {name!r}: {_first_sentence(exc)}") from None
 
@@ -339,10 +353,14 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--json", metavar="FILE", help="write the results and the convergence history")
     solve.add_argument("--plot", metavar="FILE.png", help="draw the convergence (needs cfrkit[plot])")
     solve.add_argument("--quiet", action="store_true", help="no progress output on stderr")
+    solve.add_argument("--cache-dir", metavar="DIR", help="keep compiled games in this folder and load them from it next time "
+                       "(see compile_game's cache_dir)")
 
     evaluate_ = commands.add_parser("evaluate", help="evaluate a policy file: values, NashConv")
     evaluate_.add_argument("game", help="the game the policy belongs to (as for solve)")
     evaluate_.add_argument("policy", help="a policy JSON file (from solve --policy-out or Policy.save)")
+    evaluate_.add_argument("--cache-dir", metavar="DIR", help="keep compiled games in this folder and load them from it next time "
+                       "(see compile_game's cache_dir)")
 
     sweep = commands.add_parser(
         "sweep", help="run games x trainers x parameters x seeds on Ray, into one table",
@@ -376,6 +394,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="CPUs of the local Ray instance (default: all)")
     sweep.add_argument("--plot", metavar="FILE.png", help="draw the convergence (needs cfrkit[plot])")
     sweep.add_argument("--quiet", action="store_true", help="no line per finished run on stderr")
+    sweep.add_argument("--cache-dir", metavar="DIR",
+                       help="compiled-game cache the workers share (on a cluster: a folder every "
+                       "node sees); each game is walked once, by the first run that needs it")
     return parser
 
 
@@ -421,7 +442,7 @@ def _solve(args) -> int:
             raise UsageError(f"--plot: {exc}") from None
     if args.quiet:
         os.environ["CFRKIT_QUIET"] = "1"  # no compile notices either
-    game = parse_game(args.game)
+    game = parse_game(args.game, cache_dir=args.cache_dir)
     try:
         compiled = compile_game(game)
     except GameError as exc:
@@ -516,7 +537,7 @@ def _trainer(args, compiled):
 
 
 def _evaluate(args) -> int:
-    compiled = compile_game(parse_game(args.game))
+    compiled = compile_game(parse_game(args.game, cache_dir=args.cache_dir))
     try:
         policy = load_policy(args.policy, compiled)
     except ValueError as exc:
@@ -551,7 +572,7 @@ def _sweep(args) -> int:
             args.games, args.trainers, params=params, seeds=args.seeds,
             target_nash_conv=args.target, max_iterations=args.max_iterations,
             time_limit=args.time_limit, output=args.output, address=args.address,
-            num_cpus=args.num_cpus, progress=not args.quiet,
+            num_cpus=args.num_cpus, progress=not args.quiet, cache_dir=args.cache_dir,
         )
     except ValueError as exc:  # a bad grid, found before anything ran
         raise UsageError(str(exc)) from None

@@ -298,22 +298,21 @@ def _grid(games, trainers, params, seeds, limits) -> list[dict]:
 
 # the last game this worker process compiled: consecutive tasks are mostly of one game (the
 # grid is submitted game by game), and one entry bounds the memory a big game holds
-_LAST_GAME: dict[str, Any] = {}
+_LAST_GAME: dict[tuple, Any] = {}
 
 
-def _compiled_game(spec: str):
-    """The compiled game of a command-line name, reused for the worker's next run of it.
-
-    The hook for a compiled-game cache on disk: where :func:`cfrkit.compile_game` can load a
-    saved compilation, this is the one place a worker would ask it to.
-    """
+def _compiled_game(spec: str, cache_dir: str | None = None):
+    """The compiled game of a command-line name, reused for the worker's next run of it;
+    with ``cache_dir``, loaded from the compiled-game cache there when a process compiled it
+    before (and written there otherwise)."""
     from .cli import parse_game
     from .tree import compile_game
 
-    if spec not in _LAST_GAME:
+    key = (spec, cache_dir)  # a run asked to use a cache writes it, even after one without
+    if key not in _LAST_GAME:
         _LAST_GAME.clear()  # before compiling: never two big games at once
-        _LAST_GAME[spec] = compile_game(parse_game(spec))
-    return _LAST_GAME[spec]
+        _LAST_GAME[key] = compile_game(parse_game(spec, cache_dir=cache_dir))
+    return _LAST_GAME[key]
 
 
 def _trainer(compiled, task: Mapping[str, Any]):
@@ -363,7 +362,7 @@ def _run_task(task: Mapping[str, Any]) -> list[dict]:
     ...) becomes the run's error row: one failed run does not stop a sweep.
     """
     try:
-        compiled = _compiled_game(task["game"])
+        compiled = _compiled_game(task["game"], task.get("cache_dir"))
         trainer = _trainer(compiled, task)
         record = trainer.solve(target_nash_conv=task["target_nash_conv"],
                                max_iterations=task["max_iterations"],
@@ -561,6 +560,7 @@ def sweep(
     cpus_per_run: float = 1,
     runtime_env: Mapping[str, Any] | None = None,
     progress: bool = False,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> "pyarrow.Table":
     """Run every game x trainer x parameter x seed to a stopping rule, on Ray; one table.
 
@@ -637,6 +637,12 @@ def sweep(
         where the nodes lack them (see Ray's documentation on runtime environments).
     progress : bool, optional
         Print a line on stderr as each run finishes.
+    cache_dir : str or os.PathLike, optional
+        A compiled-game cache the workers share (:func:`cfrkit.compile_game`'s ``cache_dir``):
+        a game is walked by the first worker that needs it and loaded from the folder by the
+        others, and by later sweeps. On a cluster, a folder every node sees at the same path.
+        (Two workers that start on the same uncompiled game at once both compile it; the
+        files are written atomically, so neither reads half a file.)
 
     Returns
     -------
@@ -682,6 +688,10 @@ def sweep(
         raise ValueError(f"cpus_per_run must be a positive number, got {short_repr(cpus_per_run)}")
     if address is not None and not isinstance(address, str):
         raise ValueError(f"address must be a string such as 'auto', got {short_repr(address)}")
+    if cache_dir is not None:
+        if not isinstance(cache_dir, (str, os.PathLike)):
+            raise ValueError(f"cache_dir must be a path, got {short_repr(cache_dir)}")
+        cache_dir = os.path.abspath(os.fspath(cache_dir))  # the workers' working folder differs
     _pyarrow()  # the extra, checked before any work
     runs = _grid(games, trainers, params, seeds, limits)
     order = {task["run_id"]: i for i, task in enumerate(runs)}
@@ -702,7 +712,8 @@ def sweep(
               f"{len(todo)} to run", file=sys.stderr, flush=True)
 
     if todo:
-        _run_all(todo, table, paths, address, num_cpus, cpus_per_run, runtime_env, progress)
+        _run_all(todo, table, paths, address, num_cpus, cpus_per_run, runtime_env, progress,
+                 cache_dir)
     result = table.table() if paths is None else table.write(*paths)
     pa = _pyarrow()
     mine = result.filter(pa.compute.is_in(result["run_id"], value_set=pa.array(list(order), pa.string())))
@@ -716,14 +727,17 @@ def sweep(
 
 
 def _run_all(todo, table: _Table, paths, address, num_cpus, cpus_per_run, runtime_env,
-             progress: bool) -> None:
+             progress: bool, cache_dir: str | None) -> None:
     """Submit every run as a Ray task; collect rows as they finish; write now and then."""
     with _ray_session(address, num_cpus, runtime_env) as ray:
         # one retry: a task whose worker died (a node lost) runs again once; a run that kills
         # its worker twice is recorded as an error
         remote = ray.remote(_run_task).options(num_cpus=cpus_per_run, max_retries=1)
-        threads = max(1, int(cpus_per_run))  # not part of a run's identity: same results
-        pending = {remote.remote(dict(task, threads=threads)): task for task in todo}
+        threads = max(1, int(cpus_per_run))
+        # neither threads nor the cache is part of a run's identity: they change how fast,
+        # not what
+        pending = {remote.remote(dict(task, threads=threads, cache_dir=cache_dir)): task
+                   for task in todo}
         last_write = time.monotonic()
         finished = 0
         try:
