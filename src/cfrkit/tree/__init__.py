@@ -119,7 +119,7 @@ def _compile(game: Game, max_nodes: int, max_memory: int | None, progress: bool 
         walk = Walk(game, max_nodes, max_memory, reporter)
         return flatten(walk.run())
     except MemoryError:
-        nodes = len(walk.parent) if walk is not None else 0
+        nodes = walk.num_nodes if walk is not None else 0
     finally:
         reporter.close()
         if was_enabled:
