@@ -231,20 +231,23 @@ def flatten(walk: Walk) -> CompiledGame:
     edge_last = has_parent & (rank == num_children[up] - 1)
     del up, rank, has_parent
     # terminals: utilities from visiting order to breadth-first order
-    terminals = np.flatnonzero(kind == TERMINAL)
-    visited = np.searchsorted(np.flatnonzero(codes == TERMINAL_CODE), order[terminals])
+    position = np.empty(num_nodes, dtype=np.int32)  # walk number -> breadth-first position
+    position[order] = np.arange(num_nodes, dtype=np.int32)
+    terminals = position[np.flatnonzero(codes == TERMINAL_CODE)]
     payoffs = np.frombuffer(walk.utilities, dtype=np.float64).reshape(-1, num_players)
     utility = np.zeros((num_players, num_nodes), dtype=np.float64)
-    utility[:, terminals] = payoffs[visited].T
-    del visited, terminals
+    for p in range(num_players):
+        utility[p, terminals] = payoffs[:, p]
+    del position, terminals
 
+    internal_nodes = np.flatnonzero(kind != TERMINAL).astype(np.int32)
     infoset_parent, infoset_parent_slot = _previous_actions(
-        walk, order, level_start, decision, decision_nodes, raw_set, first_node, parent,
-        player, edge_slot, first_slot, slot_infoset, new_id, by_set,
+        walk, order, level_start, internal_nodes, decision, decision_nodes, raw_set, first_node,
+        parent, player, edge_slot, first_slot, slot_infoset, new_id, by_set,
     )
     del order, decision, raw_set, first_node
     # CSR list of the histories in each infoset, in breadth-first order
-    in_order = decision_nodes[np.argsort(infoset[decision_nodes], kind="stable")]
+    in_order = decision_nodes[np.argsort(_narrow(infoset[decision_nodes]), kind="stable")]
     infoset_node_start = np.zeros(num_sets + 1, dtype=np.int32)
     infoset_node_start[1:] = np.cumsum(np.bincount(infoset[decision_nodes], minlength=num_sets))
 
@@ -261,7 +264,7 @@ def flatten(walk: Walk) -> CompiledGame:
         edge_slot=edge_slot,
         edge_player=edge_player,
         edge_last=edge_last,
-        internal_nodes=np.flatnonzero(kind != TERMINAL).astype(np.int32),
+        internal_nodes=internal_nodes,
         utility=utility,
         chance_prob=chance_prob,
         infoset_player=infoset_player,
@@ -295,14 +298,14 @@ def flatten(walk: Walk) -> CompiledGame:
     )
 
 
-def _narrow(depths: np.ndarray) -> np.ndarray:
-    """The depths in the smallest unsigned type that holds them: numpy sorts 8- and 16-bit
-    keys stably by radix sort, in linear time."""
-    deepest = int(depths.max())
+def _narrow(keys: np.ndarray) -> np.ndarray:
+    """Non-negative sort keys in the smallest unsigned type that holds them: numpy sorts 8-
+    and 16-bit keys stably by radix sort, in linear time."""
+    largest = int(keys.max()) if len(keys) else 0
     for dtype in (np.uint8, np.uint16):
-        if deepest <= np.iinfo(dtype).max:
-            return depths.astype(dtype)
-    return depths
+        if largest <= np.iinfo(dtype).max:
+            return keys.astype(dtype)
+    return keys
 
 
 def _segments(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -313,8 +316,9 @@ def _segments(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
 
 
-def _previous_actions(walk, order, level_start, decision, decision_nodes, raw_set, first_node,
-                      parent, player, edge_slot, first_slot, slot_infoset, new_id, by_set):
+def _previous_actions(walk, order, level_start, internal, decision, decision_nodes, raw_set,
+                      first_node, parent, player, edge_slot, first_slot, slot_infoset, new_id,
+                      by_set):
     """Each infoset's previous own action slot and infoset (-1 if none), checking perfect
     recall: every history of an infoset comes after the same last action of its player.
 
@@ -323,19 +327,26 @@ def _previous_actions(walk, order, level_start, decision, decision_nodes, raw_se
     """
     num_players = walk.num_players
     previous = np.full(len(decision_nodes), -1, dtype=np.int32)  # per decision node
-    last = np.full((num_players, 1), -1, dtype=np.int32)  # the root level's
-    done = 1 if len(decision_nodes) and decision_nodes[0] == 0 else 0
+    # only internal nodes pass a last action on: number them (breadth first, -1 elsewhere)
+    parents = internal
+    index = np.full(len(parent), -1, dtype=np.int32)
+    index[parents] = np.arange(len(parents), dtype=np.int32)
+    bounds = np.searchsorted(parents, level_start)  # each level's internal nodes
+    dec_bounds = np.searchsorted(decision_nodes, level_start)  # and decision nodes
+    last = np.full((num_players, 1), -1, dtype=np.int32)  # the root level's internal nodes
     for level in range(1, len(level_start) - 1):
-        above, start, stop = level_start[level - 1], level_start[level], level_start[level + 1]
-        parents = parent[start:stop]
-        here = last[:, parents - above]
-        moved = np.flatnonzero(decision[parents])
-        here[player[parents[moved]], moved] = edge_slot[start:stop][moved]
-        acting = np.flatnonzero(decision[start:stop])
-        previous[done : done + len(acting)] = here[player[start + acting], acting]
-        done += len(acting)
+        nodes = parents[bounds[level] : bounds[level + 1]]  # this level's internal nodes
+        if not len(nodes):
+            break
+        up = parent[nodes]
+        here = last[:, index[up] - bounds[level - 1]]
+        moved = np.flatnonzero(decision[up])
+        here[player[up[moved]], moved] = edge_slot[nodes[moved]]
+        acting = decision_nodes[dec_bounds[level] : dec_bounds[level + 1]]
+        previous[dec_bounds[level] : dec_bounds[level + 1]] = \
+            here[player[acting], index[acting] - bounds[level]]
         last = here
-    del last
+    del last, index
     # every history of an infoset against its first one in breadth-first order
     slots = previous[np.searchsorted(decision_nodes, first_node)]
     wrong = previous != slots[raw_set]
@@ -374,9 +385,13 @@ def _zero_sum(payoffs: np.ndarray) -> bool:
     that terminal's largest |utility| (a terminal of all zeros is zero-sum)."""
     if payoffs.size == 0:
         return True
-    totals = np.abs(payoffs.sum(axis=1))
-    scale = np.abs(payoffs).max(axis=1)
-    return bool(np.all(totals <= ZERO_SUM_TOLERANCE * scale))
+    # column by column: numpy reduces a short row axis slowly
+    totals = payoffs[:, 0].copy()
+    scale = np.abs(payoffs[:, 0])
+    for p in range(1, payoffs.shape[1]):
+        totals += payoffs[:, p]
+        np.maximum(scale, np.abs(payoffs[:, p]), out=scale)
+    return bool(np.all(np.abs(totals) <= ZERO_SUM_TOLERANCE * scale))
 
 
 class _ReadOnlyDict(Mapping):

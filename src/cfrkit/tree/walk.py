@@ -239,8 +239,9 @@ class Walk:
     def walk_histories(self) -> None:
         """Depth first through the game's History objects.
 
-        The stack holds, for each level of the current path, the histories still to visit
-        there (last first): a few per level, however large the game.
+        The stack holds the histories still to visit, last first, with their depths: the
+        unvisited siblings of the current path's nodes, a few per level however large the
+        game.
         """
         try:
             root = self.game.root()
@@ -254,18 +255,16 @@ class Walk:
             )
         depth = self.depth
         visit, children = self.visit, self.children
-        stack = [[root]]
+        stack, depths = [root], [0]
         while stack:
-            waiting = stack[-1]
-            if not waiting:
-                stack.pop()
-                continue
-            history = waiting.pop()
+            history = stack.pop()
+            level = depths.pop()
             node = len(depth)
-            depth.append(len(stack) - 1)
+            depth.append(level)
             labels = visit(node, history)
             if labels:
-                stack.append(children(node, history, labels))
+                stack.extend(children(node, history, labels))
+                depths.extend([level + 1] * len(labels))
 
     def visit(self, node: int, history: History) -> tuple:
         """Ask ``history`` what it is, check and record it; return the labels of its edges
