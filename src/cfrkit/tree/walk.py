@@ -138,6 +138,7 @@ class Walk:
             )
         self.num_players = int(num_players)
         self.guard = MemoryGuard(max_memory, self.num_players)
+        self.float_row = (float,) * self.num_players  # the types of plain utilities
         # per node, in visiting order
         self.code = array("i")
         self.depth = array("i")
@@ -254,7 +255,8 @@ class Walk:
                 f"{self.game_text}: root() returned {_kind_of(root)}, not a cfrkit.History"
             )
         depth = self.depth
-        visit, children = self.visit, self.children
+        visit, checked = self.visit, self.history_types
+        created, limit = self.created, self.limit
         stack, depths = [root], [0]
         while stack:
             history = stack.pop()
@@ -262,9 +264,38 @@ class Walk:
             node = len(depth)
             depth.append(level)
             labels = visit(node, history)
-            if labels:
-                stack.extend(children(node, history, labels))
-                depths.extend([level + 1] * len(labels))
+            if not labels:
+                continue
+            created += len(labels)
+            if created > limit:
+                limit = self.over_limit(node, created)
+            children: list = []
+            add = children.append
+            child = history.child
+            try:
+                for label in labels:
+                    add(child(label))
+            except Exception as exc:
+                label = short_repr(labels[len(children)], 24)
+                raise self.raised(node, history, f"child({label})", exc) from exc
+            if not checked.issuperset(map(type, children)):
+                self.check_children(node, history, labels, children)
+            children.reverse()  # last first: the first child is visited first
+            stack.extend(children)
+            depths.extend([level + 1] * len(children))
+        self.created = created
+        self.check_utilities()
+
+    def check_children(self, node: int, history: History, labels: tuple, children: list) -> None:
+        """Every child a History (isinstance on an ABC once per class, not per node)."""
+        for label, below in zip(labels, children):
+            if type(below) not in self.history_types:
+                if not isinstance(below, History):
+                    raise self.error(
+                        node, history,
+                        f"child({short_repr(label, 24)}) returned {_kind_of(below)}, not a History",
+                    )
+                self.history_types.add(type(below))
 
     def visit(self, node: int, history: History) -> tuple:
         """Ask ``history`` what it is, check and record it; return the labels of its edges
@@ -287,35 +318,6 @@ class Walk:
         if chance:
             return self.chance(node, history)
         return self.decision(node, history)
-
-    def children(self, node: int, history: History, labels: tuple) -> list:
-        """The children of ``history``, made in the order of ``labels`` and returned last
-        first (the stack's order)."""
-        self.grow(node, len(labels))
-        child = history.child
-        checked = self.history_types
-        out = []
-        for label in labels:
-            try:
-                below = child(label)
-            except Exception as exc:
-                raise self.raised(node, history, f"child({short_repr(label, 24)})", exc) from exc
-            if type(below) not in checked:  # isinstance on an ABC once per class, not per node
-                if not isinstance(below, History):
-                    raise self.error(
-                        node, history,
-                        f"child({short_repr(label, 24)}) returned {_kind_of(below)}, not a History",
-                    )
-                checked.add(type(below))
-            out.append(below)
-        out.reverse()
-        return out
-
-    def grow(self, node: int, count: int) -> None:
-        """``node`` has ``count`` children: count them against the limits."""
-        self.created += count
-        if self.created > self.limit:
-            self.over_limit(node, self.created)
 
     def over_limit(self, node: int, created: int) -> int:
         """Past ``max_nodes`` or the next check: stop with a GameError, or tick the progress
@@ -363,9 +365,12 @@ class Walk:
             raw = history.utilities()
         except Exception as exc:
             raise self.raised(node, history, "utilities()", exc) from exc
-        values = self.numbers(node, history, raw)
+        kind = type(raw)
+        if (kind is tuple or kind is list) and tuple(map(type, raw)) == self.float_row:
+            self.utilities.extend(raw)  # plain floats: their bounds are checked after the walk
+        else:
+            self.utilities.extend(self.numbers(node, history, raw))
         self.code.append(TERMINAL_CODE)
-        self.utilities.extend(values)
 
     def numbers(self, node: int, history: History, raw: object) -> list[float]:
         """The utilities as floats: a sequence of ``num_players`` real numbers within
@@ -546,7 +551,7 @@ class Walk:
             raw = history.actions()
         except Exception as exc:
             raise self.raised(node, history, "actions()", exc) from exc
-        actions = self.sequence(node, history, "actions()", raw)
+        actions = raw if type(raw) is tuple else self.sequence(node, history, "actions()", raw)
         if not actions:
             raise self.error(node, history, "actions() returned no actions")
         try:
@@ -560,7 +565,12 @@ class Walk:
             self.distinct(node, history, "actions()", "action", actions)
             set_id = self.add_infoset(node, key, player, actions)
         else:
-            self.same_infoset(node, history, key, set_id, player, actions)
+            try:
+                same = self.set_player[set_id] == player and self.set_actions[set_id] == actions
+            except Exception:
+                same = False
+            if not same:
+                self.same_infoset(node, history, key, set_id, player, actions)
         self.code.append(set_id)
         return actions
 
