@@ -228,55 +228,67 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
         state = pop()
         level = pop_depth()
         depth(level)
-        player = state.current_player()
-        if player >= 0:
-            actions = state.legal_actions()
-            key = state.information_state_string(player)
-            if per_player:
-                key = f"p{player}|{key}"
-            set_id = find(key)
-            if set_id is None:
-                if actions and len(set(actions)) == len(actions):
-                    record(add_infoset(len(depths_seen) - 1, key, player, tuple(actions)))
-                    lists.append(actions)
+        try:
+            player = state.current_player()
+            if player >= 0:
+                actions = state.legal_actions()
+                key = state.information_state_string(player)
+                if per_player:
+                    key = f"p{player}|{key}"
+                set_id = find(key)
+                if set_id is None:
+                    if actions and len(set(actions)) == len(actions):
+                        record(add_infoset(len(depths_seen) - 1, key, player, tuple(actions)))
+                        lists.append(actions)
+                    else:
+                        actions = slow(state)
+                elif set_player[set_id] == player and lists[set_id] == actions:
+                    record(set_id)
+                else:
+                    if set_player[set_id] != player and not per_player:
+                        game._holders[key] = set_player[set_id]  # the History names the clash
+                    actions = slow(state)
+            elif player == -4:  # pyspiel.PlayerId.TERMINAL
+                returns = state.returns()
+                if len(returns) == players:
+                    record(TERMINAL_CODE)
+                    add_utilities(returns)
+                else:
+                    slow(state)
+                continue
+            elif player == -1:  # pyspiel.PlayerId.CHANCE
+                outcomes = state.chance_outcomes()
+                actions = [a for a, _ in outcomes]
+                probs = [p for _, p in outcomes]
+                if actions and abs(fsum(probs) - 1.0) <= PROB_TOLERANCE and min(probs) >= 0.0 \
+                        and len(set(actions)) == len(actions):
+                    record(CHANCE_CODE)
+                    add_count(len(actions))
+                    add_probs(probs)
+                    add_labels(actions)
                 else:
                     actions = slow(state)
-            elif set_player[set_id] == player and lists[set_id] == actions:
-                record(set_id)
-            else:
-                if set_player[set_id] != player and not per_player:
-                    game._holders[key] = set_player[set_id]  # the History names the clash
+            else:  # simultaneous, mean-field, invalid: the History walk says what is wrong
                 actions = slow(state)
-        elif player == -4:  # pyspiel.PlayerId.TERMINAL
-            returns = state.returns()
-            if len(returns) == players:
-                record(TERMINAL_CODE)
-                add_utilities(returns)
-            else:
-                slow(state)
-            continue
-        elif player == -1:  # pyspiel.PlayerId.CHANCE
-            outcomes = state.chance_outcomes()
-            actions = [a for a, _ in outcomes]
-            probs = [p for _, p in outcomes]
-            if actions and abs(fsum(probs) - 1.0) <= PROB_TOLERANCE and min(probs) >= 0.0 \
-                    and len(set(actions)) == len(actions):
-                record(CHANCE_CODE)
-                add_count(len(actions))
-                add_probs(probs)
-                add_labels(actions)
-            else:
-                actions = slow(state)
-        else:  # simultaneous, mean-field, invalid: the History walk says what is wrong
+        except (GameError, MemoryError):
+            raise
+        except Exception:  # a pyspiel call raised: the History asks again and names it
             actions = slow(state)
+            if not actions:
+                continue
         created += len(actions)
         if created > limit:
             limit = walk.over_limit(len(depths_seen) - 1, created)
         level += 1
         child = state.child
-        for action in reversed(actions):  # last first: the first child is visited first
-            push(child(action))
-            push_depth(level)
+        try:
+            for action in reversed(actions):  # last first: the first child is visited first
+                push(child(action))
+                push_depth(level)
+        except Exception as exc:
+            node = len(depths_seen) - 1
+            call = f"child({short_repr(action, 24)})"
+            raise walk.raised(node, _OpenSpielHistory(state, game), call, exc) from exc
     walk.created = created
     walk.check_utilities()
 

@@ -273,7 +273,7 @@ class Walk:
             add = children.append
             child = history.child
             try:
-                for label in labels:
+                for label in labels:  # not map(): a StopIteration raised in child() would end it
                     add(child(label))
             except Exception as exc:
                 label = short_repr(labels[len(children)], 24)
@@ -299,7 +299,12 @@ class Walk:
 
     def visit(self, node: int, history: History) -> tuple:
         """Ask ``history`` what it is, check and record it; return the labels of its edges
-        (empty at a terminal). ``node`` is its number (its depth is recorded already)."""
+        (empty at a terminal). ``node`` is its number (its depth is recorded already).
+
+        One function for the common answers (a call per node costs as much as a check): a
+        terminal's plain float utilities, a decision node's tuple of actions and known key
+        take the short way; anything else goes through the helpers that say what is wrong.
+        """
         try:
             terminal = history.is_terminal()
         except Exception as exc:
@@ -307,7 +312,16 @@ class Walk:
         if terminal is not False and terminal is not True:
             terminal = self.boolean(node, history, "is_terminal()", terminal)
         if terminal:
-            self.terminal(node, history)
+            try:
+                raw = history.utilities()
+            except Exception as exc:
+                raise self.raised(node, history, "utilities()", exc) from exc
+            kind = type(raw)
+            if (kind is tuple or kind is list) and tuple(map(type, raw)) == self.float_row:
+                self.utilities.extend(raw)  # plain floats: bounds checked after the walk
+            else:
+                self.utilities.extend(self.numbers(node, history, raw))
+            self.code.append(TERMINAL_CODE)
             return ()
         try:
             chance = history.is_chance()
@@ -317,7 +331,47 @@ class Walk:
             chance = self.boolean(node, history, "is_chance()", chance)
         if chance:
             return self.chance(node, history)
-        return self.decision(node, history)
+        try:
+            player = history.current_player()
+        except Exception as exc:
+            raise self.raised(node, history, "current_player()", exc) from exc
+        if type(player) is not int:
+            if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)):
+                raise self.error(
+                    node, history, f"current_player() returned {_kind_of(player)}, not an int"
+                )
+            player = int(player)
+        if not 0 <= player < self.num_players:
+            raise self.error(
+                node, history,
+                f"current_player() is {player}, out of range for {self.num_players} players",
+            )
+        try:
+            raw = history.actions()
+        except Exception as exc:
+            raise self.raised(node, history, "actions()", exc) from exc
+        actions = raw if type(raw) is tuple else self.sequence(node, history, "actions()", raw)
+        if not actions:
+            raise self.error(node, history, "actions() returned no actions")
+        try:
+            key = history.infoset_key()
+        except Exception as exc:
+            raise self.raised(node, history, "infoset_key()", exc) from exc
+        if type(key) is not str and not isinstance(key, str):
+            raise self.error(node, history, f"infoset_key() returned {_kind_of(key)}, not a str")
+        set_id = self.key_to_id.get(key)
+        if set_id is None:
+            self.distinct(node, history, "actions()", "action", actions)
+            set_id = self.add_infoset(node, key, player, actions)
+        else:
+            try:
+                same = self.set_player[set_id] == player and self.set_actions[set_id] == actions
+            except Exception:
+                same = False
+            if not same:
+                self.same_infoset(node, history, key, set_id, player, actions)
+        self.code.append(set_id)
+        return actions
 
     def over_limit(self, node: int, created: int) -> int:
         """Past ``max_nodes`` or the next check: stop with a GameError, or tick the progress
@@ -360,18 +414,6 @@ class Walk:
         raise self.error(node, history, f"{call} returned {_kind_of(value)}, not a bool")
 
     # -- the three kinds of node ---------------------------------------------------------
-    def terminal(self, node: int, history: History) -> None:
-        try:
-            raw = history.utilities()
-        except Exception as exc:
-            raise self.raised(node, history, "utilities()", exc) from exc
-        kind = type(raw)
-        if (kind is tuple or kind is list) and tuple(map(type, raw)) == self.float_row:
-            self.utilities.extend(raw)  # plain floats: their bounds are checked after the walk
-        else:
-            self.utilities.extend(self.numbers(node, history, raw))
-        self.code.append(TERMINAL_CODE)
-
     def numbers(self, node: int, history: History, raw: object) -> list[float]:
         """The utilities as floats: a sequence of ``num_players`` real numbers within
         ``MAX_ABS_UTILITY``."""
@@ -529,50 +571,6 @@ class Walk:
         self.chance_probs.extend(probs)
         self.chance_labels.extend(labels_tuple)
         return labels_tuple
-
-    def decision(self, node: int, history: History) -> tuple:
-        """Record a decision node; return its actions."""
-        try:
-            player = history.current_player()
-        except Exception as exc:
-            raise self.raised(node, history, "current_player()", exc) from exc
-        if type(player) is not int:
-            if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)):
-                raise self.error(
-                    node, history, f"current_player() returned {_kind_of(player)}, not an int"
-                )
-            player = int(player)
-        if not 0 <= player < self.num_players:
-            raise self.error(
-                node, history,
-                f"current_player() is {player}, out of range for {self.num_players} players",
-            )
-        try:
-            raw = history.actions()
-        except Exception as exc:
-            raise self.raised(node, history, "actions()", exc) from exc
-        actions = raw if type(raw) is tuple else self.sequence(node, history, "actions()", raw)
-        if not actions:
-            raise self.error(node, history, "actions() returned no actions")
-        try:
-            key = history.infoset_key()
-        except Exception as exc:
-            raise self.raised(node, history, "infoset_key()", exc) from exc
-        if not isinstance(key, str):
-            raise self.error(node, history, f"infoset_key() returned {_kind_of(key)}, not a str")
-        set_id = self.key_to_id.get(key)
-        if set_id is None:
-            self.distinct(node, history, "actions()", "action", actions)
-            set_id = self.add_infoset(node, key, player, actions)
-        else:
-            try:
-                same = self.set_player[set_id] == player and self.set_actions[set_id] == actions
-            except Exception:
-                same = False
-            if not same:
-                self.same_infoset(node, history, key, set_id, player, actions)
-        self.code.append(set_id)
-        return actions
 
     def add_infoset(self, node: int, key: str, player: int, actions: tuple) -> int:
         """A new infoset, first met at ``node`` (its actions checked): its id."""
