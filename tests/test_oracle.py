@@ -296,7 +296,7 @@ def test_predictive_rules_first_two_iterations_on_rps_by_hand():
     })
 
     # --- PDCFR+ (floor, predictive, alpha 2.3, gamma 5) ---
-    d1, d2 = 0.5, 2**2.3 / (2**2.3 + 1)  # t^alpha / (t^alpha + 1) at t = 1, 2
+    d2 = 2**2.3 / (2**2.3 + 1)  # t^alpha / (t^alpha + 1) at t = 2 (it is 0.5 at t = 1)
     pdcfr = ReferenceCFR(game, rule="pdcfr_plus", fixed=fixed).iterate(1)
     # P0: R = d1 [r]^+ = (.05, .1, 0); sigma = RM(R + r) = RM(.15, .3, -.3) = (1/3, 2/3, 0)
     assert_tables_close({"P0": pdcfr.regrets["P0"]}, {"P0": row([0.05, 0.1, 0.0])})

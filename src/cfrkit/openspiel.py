@@ -30,17 +30,22 @@ Example
 True
 
 :func:`from_openspiel` compiles the game at once, walking the whole OpenSpiel tree in Python
-(through OpenSpiel's C++ states) like any cfrkit game: about 7 microseconds per history.
-``leduc_poker`` (9,457 histories) takes about 0.05 s, ``liars_dice`` (294,883 histories,
-24,576 information sets) about 2 s.
+through OpenSpiel's C++ states, with a walk of its own that calls pyspiel directly (no History
+object per state) and checks what cfrkit checks of any game: about 1.7 microseconds per
+history, 1.5-1.7 times a bare walk calling the same pyspiel methods once per state.
+``leduc_poker`` (9,457 histories) takes about 0.02 s, ``liars_dice`` (294,883 histories, 24,576
+information sets) about 0.5 s, ``leduc_poker(players=3)`` (1,831,601 histories) about 3.2 s,
+peaking at 60-90 bytes per history above the compiled arrays (``python benchmarks/compile.py``
+on a shared 2-core machine).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +54,10 @@ from ._text import short_repr
 from .policy import Policy, check_policy_game
 from .tree import DEFAULT_MAX_NODES, CompiledGame, compile_game
 from .tree.store import cache_path
+from .tree.walk import CHANCE_CODE, PROB_TOLERANCE, TERMINAL_CODE
+
+if TYPE_CHECKING:
+    from .tree.walk import Walk
 
 __all__ = [
     "OpenSpielGame",
@@ -144,6 +153,29 @@ class OpenSpielGame(Game):
             f"open_spiel {_openspiel_version()}"
         )
 
+    def _cfrkit_walk(self, walk: Walk) -> bool:
+        """The compiler's walk over OpenSpiel's C++ states, without a History per node.
+
+        Returns False (the compiler then walks the Histories) for a game written in Python,
+        whose answers may be of any type. Otherwise it walks the states depth first like
+        :meth:`cfrkit.tree.walk.Walk.walk_histories`, into the same records, with the
+        cheapest pyspiel calls measured (``child`` rather than ``clone`` and
+        ``apply_action``; the information-state string, the cfrkit key): pyspiel's answers are
+        typed already, so it checks only what typing does not promise -- an infoset's player
+        and actions against its first history, distinct actions and outcomes, chance
+        probabilities that sum to 1, the number of returns (their bounds once after the walk,
+        perfect recall in the layout). Any answer it does not take as plainly right goes to
+        :meth:`~cfrkit.tree.walk.Walk.visit` through a History, whose checks and messages are
+        the only ones.
+        """
+        root = self.openspiel_game.new_initial_state()
+        module = type(root).__module__
+        if module != "pyspiel" and not module.startswith("pyspiel."):
+            return False
+        self._holders = None if self.keys_per_player else {}
+        _walk_states(self, walk, root)
+        return True
+
     def openspiel_key(self, key: str) -> str:
         """OpenSpiel's information-state string of the infoset ``key`` of this game."""
         return key.split("|", 1)[1] if self.keys_per_player else key
@@ -195,6 +227,105 @@ class _OpenSpielHistory(History):
 
     def __repr__(self) -> str:
         return f"OpenSpielState({self._state.history()!r})"
+
+
+def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
+    """Depth first through pyspiel states, recording into ``walk`` (see
+    :meth:`OpenSpielGame._cfrkit_walk`). The loop is the compiler's floor: a node costs its
+    pyspiel calls plus two appends and, at a decision node, one dict look-up."""
+    players = walk.num_players
+    per_player = game.keys_per_player
+    lists: list[list[int]] = []  # each infoset's actions as pyspiel gives them, to compare
+    set_player = walk.set_player
+    find = walk.key_to_id.get
+    add_infoset = walk.add_infoset
+    depths_seen = walk.depth
+    record, depth = walk.code.append, depths_seen.append
+    add_count, add_probs = walk.chance_counts.append, walk.chance_probs.extend
+    add_labels, add_utilities = walk.chance_labels.extend, walk.utilities.extend
+    fsum = math.fsum
+
+    def slow(state: Any) -> tuple:
+        # the History walk's checks and messages, for an answer taken as suspect here
+        return walk.visit(len(depths_seen) - 1, _OpenSpielHistory(state, game))
+
+    def replay(labels: list) -> History:
+        state = game.openspiel_game.new_initial_state()
+        for label in labels:
+            state.apply_action(label)
+        return _OpenSpielHistory(state, game)
+
+    walk.replay = replay
+    created, limit = walk.created, walk.limit
+    stack, depths = [root], [0]  # the states waiting, last first, and their depths
+    pop, push, pop_depth, push_depth = stack.pop, stack.append, depths.pop, depths.append
+    while stack:
+        state = pop()
+        level = pop_depth()
+        depth(level)
+        try:
+            player = state.current_player()
+            if player >= 0:
+                actions = state.legal_actions()
+                key = state.information_state_string(player)
+                if per_player:
+                    key = f"p{player}|{key}"
+                set_id = find(key)
+                if set_id is None:
+                    if actions and len(set(actions)) == len(actions):
+                        record(add_infoset(len(depths_seen) - 1, key, player, tuple(actions)))
+                        lists.append(actions)
+                    else:
+                        actions = slow(state)
+                elif set_player[set_id] == player and lists[set_id] == actions:
+                    record(set_id)
+                else:
+                    if set_player[set_id] != player and not per_player:
+                        game._holders[key] = set_player[set_id]  # the History names the clash
+                    actions = slow(state)
+            elif player == -4:  # pyspiel.PlayerId.TERMINAL
+                returns = state.returns()
+                if len(returns) == players:
+                    record(TERMINAL_CODE)
+                    add_utilities(returns)
+                else:
+                    slow(state)
+                continue
+            elif player == -1:  # pyspiel.PlayerId.CHANCE
+                outcomes = state.chance_outcomes()
+                actions = [a for a, _ in outcomes]
+                probs = [p for _, p in outcomes]
+                if actions and abs(fsum(probs) - 1.0) <= PROB_TOLERANCE and min(probs) >= 0.0 \
+                        and len(set(actions)) == len(actions):
+                    record(CHANCE_CODE)
+                    add_count(len(actions))
+                    add_probs(probs)
+                    add_labels(actions)
+                else:
+                    actions = slow(state)
+            else:  # simultaneous, mean-field, invalid: the History walk says what is wrong
+                actions = slow(state)
+        except (GameError, MemoryError):
+            raise
+        except Exception:  # a pyspiel call raised: the History asks again and names it
+            actions = slow(state)
+            if not actions:
+                continue
+        created += len(actions)
+        if created > limit:
+            limit = walk.over_limit(len(depths_seen) - 1, created)
+        level += 1
+        child = state.child
+        try:
+            for action in reversed(actions):  # last first: the first child is visited first
+                push(child(action))
+                push_depth(level)
+        except Exception as exc:
+            node = len(depths_seen) - 1
+            call = f"child({short_repr(action, 24)})"
+            raise walk.raised(node, _OpenSpielHistory(state, game), call, exc) from exc
+    walk.created = created
+    walk.check_utilities()
 
 
 def from_openspiel(

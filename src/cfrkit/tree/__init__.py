@@ -60,9 +60,10 @@ def compile_game(
         the nodes walked so far will need, would pass this many bytes. Default: 80% of the
         memory available when the walk starts (system memory, a container's limit, or the
         address-space limit ``ulimit -v``, whichever is smallest), so that a game too large for
-        the machine stops early with a message instead of a ``MemoryError``. The walk needs a
-        few hundred bytes per node plus the game's own history objects of the widest level
-        (``benchmarks/compile_memory.py`` measures it).
+        the machine stops early with a message instead of a ``MemoryError``. The walk keeps
+        8 bytes per node plus the utilities and chance outcomes, and only the histories of the
+        current path; with flattening, compiling peaks at about 60-100 bytes per node above the
+        compiled tree's own arrays (``python benchmarks/compile.py`` measures it).
     progress : bool or None, optional
         Report the nodes walked on stderr (a tqdm bar). ``None`` (default): once the walk
         passes 100,000 nodes, if tqdm is installed and ``CFRKIT_QUIET`` is not set; ``True``:
@@ -183,10 +184,12 @@ def _compile(game: Game, max_nodes: int, max_memory: int | None, progress: bool 
              ) -> CompiledGame:
     """Walk and flatten with the cyclic garbage collector paused.
 
-    The walk keeps a whole breadth-first level of histories alive; the collector would rescan
-    them again and again while finding nothing (about 40% of the time on OpenSpiel's
-    liars_dice). Running out of memory anyway (an allocation the guard could not foresee)
-    becomes a :class:`GameError` too, raised once the walk's memory is released.
+    The walk makes a few objects per node that die young; the collector would only rescan the
+    survivors (the infoset tables, the game's own objects) again and again. With the
+    depth-first walk few objects are alive at a time and the pause measures no different
+    (liars_dice, Kuhn poker with 5 players); it stays for games whose own objects are many.
+    Running out of memory anyway (an allocation the guard could not foresee) becomes a
+    :class:`GameError` too, raised once the walk's memory is released.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -197,7 +200,7 @@ def _compile(game: Game, max_nodes: int, max_memory: int | None, progress: bool 
         walk = Walk(game, max_nodes, max_memory, reporter)
         return flatten(walk.run())
     except MemoryError:
-        nodes = len(walk.parent) if walk is not None else 0
+        nodes = walk.num_nodes if walk is not None else 0
     finally:
         reporter.close()
         if was_enabled:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from ..game import Game, InfoSet
-from .walk import CHANCE, DECISION, TERMINAL
+from .walk import CHANCE, CHANCE_CODE, DECISION, TERMINAL, TERMINAL_CODE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -196,64 +196,106 @@ class CompiledGame:
 
 
 def flatten(walk: Walk) -> CompiledGame:
-    """Lay the records of a finished walk out as a :class:`CompiledGame`."""
-    num_nodes = len(walk.parent)
+    """Lay the records of a finished walk out as a :class:`CompiledGame` (checking perfect
+    recall on the way).
+
+    The walk numbers nodes depth first; within one depth that order is the breadth-first
+    order, so a stable sort by depth gives the breadth-first numbering, and children come out
+    contiguous. Information sets are renumbered by player, then by their first node in
+    breadth-first order. Everything is numpy over whole arrays, plus one small step per depth
+    level for perfect recall.
+    """
     num_players = walk.num_players
-    # number infosets grouped by player, discovery order within a player
-    order = sorted(range(len(walk.keys)), key=lambda s: (walk.set_player[s], s))
-    new_id = np.empty(len(order), dtype=np.int64)
-    new_id[order] = np.arange(len(order))
-    num_actions = np.array([len(walk.set_actions[s]) for s in order], dtype=np.int32)
-    first_slot = np.zeros(len(order), dtype=np.int32)
-    if len(order):
-        first_slot[1:] = np.cumsum(num_actions)[:-1]
+    codes = np.frombuffer(walk.code, dtype=np.int32)
+    depths = np.frombuffer(walk.depth, dtype=np.int32)
+    num_nodes = len(codes)
+    # breadth-first position -> walk number, and the first position of each depth
+    order = np.argsort(_narrow(depths), kind="stable")
+    level_start = np.zeros(int(depths.max()) + 2, dtype=np.int64)
+    np.cumsum(np.bincount(depths), out=level_start[1:])
+    code = codes[order]
+    kind = np.minimum(code + 2, DECISION).astype(np.int8)  # TERMINAL_CODE -> 0, CHANCE_CODE -> 1
+    decision = code >= 0
+    decision_nodes = np.flatnonzero(decision)
+    raw_set = code[decision_nodes]
+    del code
+
+    # infosets grouped by player, each player's by first breadth-first node
+    num_sets = len(walk.keys)
+    set_player = np.array(walk.set_player, dtype=np.int32)
+    set_actions = np.array([len(actions) for actions in walk.set_actions], dtype=np.int32)
+    first_node = np.full(num_sets, num_nodes, dtype=np.int64)
+    np.minimum.at(first_node, raw_set, decision_nodes)
+    by_set = np.lexsort((first_node, set_player))  # new id -> walk's id
+    new_id = np.empty(num_sets, dtype=np.int32)
+    new_id[by_set] = np.arange(num_sets, dtype=np.int32)
+    num_actions = set_actions[by_set]
+    first_slot = np.zeros(num_sets, dtype=np.int32)
+    if num_sets:
+        np.cumsum(num_actions[:-1], out=first_slot[1:])
     num_action_slots = int(num_actions.sum())
-    infoset_player = np.array([walk.set_player[s] for s in order], dtype=np.int32)
-    infoset_parent = np.full(len(order), -1, dtype=np.int32)
-    infoset_parent_slot = np.full(len(order), -1, dtype=np.int32)
-    for i, s in enumerate(order):
-        code = walk.set_previous[s]
-        if code >= 0:
-            parent_set, action = walk.slot_of(code)
-            infoset_parent[i] = new_id[parent_set]
-            infoset_parent_slot[i] = first_slot[new_id[parent_set]] + action
+    infoset_player = set_player[by_set]
     player_infoset_start = np.searchsorted(
         infoset_player, np.arange(num_players + 1), side="left"
     ).astype(np.int32)
-    slot_infoset = np.repeat(np.arange(len(order), dtype=np.int32), num_actions)
+    slot_infoset = np.repeat(np.arange(num_sets, dtype=np.int32), num_actions)
 
-    # the walk's typed columns, read without a copy
-    kind = np.frombuffer(walk.kind, dtype=np.int8)
-    player = np.frombuffer(walk.player, dtype=np.int32)
-    raw_set = np.frombuffer(walk.infoset, dtype=np.int32)
-    parent = np.frombuffer(walk.parent, dtype=np.int32)
-    first_child = np.frombuffer(walk.first_child, dtype=np.int32)
-    num_children = np.frombuffer(walk.num_children, dtype=np.int32)
-    decision = kind == DECISION
     infoset = np.full(num_nodes, -1, dtype=np.int32)
-    infoset[decision] = new_id[raw_set[decision]]
+    infoset[decision_nodes] = new_id[raw_set]
+    player = np.full(num_nodes, -1, dtype=np.int32)
+    player[decision_nodes] = set_player[raw_set]
+    num_children = np.zeros(num_nodes, dtype=np.int32)
+    num_children[decision_nodes] = set_actions[raw_set]
     node_slot = np.full(num_nodes, -1, dtype=np.int32)
-    node_slot[decision] = first_slot[infoset[decision]]
+    node_slot[decision_nodes] = first_slot[infoset[decision_nodes]]
+    # chance nodes: counts and probabilities from visiting order to breadth-first order
     chance_nodes = np.flatnonzero(kind == CHANCE)
+    visited = np.searchsorted(np.flatnonzero(codes == CHANCE_CODE), order[chance_nodes])
+    counts = np.frombuffer(walk.chance_counts, dtype=np.int32)
+    starts = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    chance_counts = counts[visited]
+    num_children[chance_nodes] = chance_counts
+    probs = np.frombuffer(walk.chance_probs, dtype=np.float64)
+    chance_prob = probs[_segments(starts[visited], chance_counts)]
     chance_offsets = np.zeros(len(chance_nodes), dtype=np.int64)
-    np.cumsum(num_children[chance_nodes][:-1], out=chance_offsets[1:])
+    np.cumsum(chance_counts[:-1], out=chance_offsets[1:])
     node_slot[chance_nodes] = num_action_slots + chance_offsets
+    del visited, starts, chance_offsets
+    # children are contiguous, in breadth-first order, from node 1 on
+    ends = np.cumsum(num_children, dtype=np.int64)
+    first_child = np.where(num_children > 0, ends - num_children + 1, -1).astype(np.int32)
+    del ends
+    parent = np.empty(num_nodes, dtype=np.int32)
+    parent[0] = -1
+    parent[1:] = np.repeat(np.arange(num_nodes, dtype=np.int32), num_children)
     has_parent = parent >= 0
     up = np.maximum(parent, 0)
     rank = np.arange(num_nodes, dtype=np.int32) - first_child[up]  # child index j
     edge_slot = np.where(has_parent, node_slot[up] + rank, -1).astype(np.int32)
     edge_player = np.where(has_parent, player[up], -2).astype(np.int32)
     edge_last = has_parent & (rank == num_children[up] - 1)
-    del up, rank
-    terminals = np.frombuffer(walk.terminals, dtype=np.int32)
+    del up, rank, has_parent
+    # terminals: utilities from visiting order to breadth-first order
+    position = np.empty(num_nodes, dtype=np.int32)  # walk number -> breadth-first position
+    position[order] = np.arange(num_nodes, dtype=np.int32)
+    terminals = position[np.flatnonzero(codes == TERMINAL_CODE)]
     payoffs = np.frombuffer(walk.utilities, dtype=np.float64).reshape(-1, num_players)
     utility = np.zeros((num_players, num_nodes), dtype=np.float64)
-    utility[:, terminals] = payoffs.T
+    for p in range(num_players):
+        utility[p, terminals] = payoffs[:, p]
+    del position, terminals
+
+    internal_nodes = np.flatnonzero(kind != TERMINAL).astype(np.int32)
+    infoset_parent, infoset_parent_slot = _previous_actions(
+        walk, order, level_start, internal_nodes, decision, decision_nodes, raw_set, first_node,
+        parent, player, edge_slot, first_slot, slot_infoset, new_id, by_set,
+    )
+    del order, decision, raw_set, first_node
     # CSR list of the histories in each infoset, in breadth-first order
-    decision_nodes = np.flatnonzero(decision).astype(np.int32)
-    by_set = decision_nodes[np.argsort(infoset[decision_nodes], kind="stable")]
-    infoset_node_start = np.zeros(len(order) + 1, dtype=np.int32)
-    infoset_node_start[1:] = np.cumsum(np.bincount(infoset[decision_nodes], minlength=len(order)))
+    in_order = decision_nodes[np.argsort(_narrow(infoset[decision_nodes]), kind="stable")]
+    infoset_node_start = np.zeros(num_sets + 1, dtype=np.int32)
+    infoset_node_start[1:] = np.cumsum(np.bincount(infoset[decision_nodes], minlength=num_sets))
 
     tree = GameTree(
         num_players=num_players,
@@ -268,38 +310,116 @@ def flatten(walk: Walk) -> CompiledGame:
         edge_slot=edge_slot,
         edge_player=edge_player,
         edge_last=edge_last,
-        internal_nodes=np.flatnonzero(kind != TERMINAL).astype(np.int32),
+        internal_nodes=internal_nodes,
         utility=utility,
-        chance_prob=np.frombuffer(walk.chance_probs, dtype=np.float64),
+        chance_prob=chance_prob,
         infoset_player=infoset_player,
         infoset_first_slot=first_slot,
         infoset_num_actions=num_actions,
         infoset_parent=infoset_parent,
         infoset_parent_slot=infoset_parent_slot,
         infoset_node_start=infoset_node_start,
-        infoset_nodes=by_set.astype(np.int32),
+        infoset_nodes=in_order.astype(np.int32),
         player_infoset_start=player_infoset_start,
         slot_infoset=slot_infoset,
     )
     for array in tree:
         if isinstance(array, np.ndarray):
             array.setflags(write=False)
-    keys = tuple(walk.keys[s] for s in order)
-    actions = tuple(walk.set_actions[s] for s in order)
+    keys = tuple(walk.keys[s] for s in by_set)
+    actions = tuple(walk.set_actions[s] for s in by_set)
     key_index = {key: i for i, key in enumerate(keys)}
-    infosets = {
-        key: InfoSet(key=key, player=int(infoset_player[i]), actions=actions[i])
-        for i, key in enumerate(keys)
-    }
     return CompiledGame(
         game=walk.game,
         tree=tree,
         infoset_keys=keys,
         infoset_actions=actions,
         key_index=_ReadOnlyDict(key_index),
-        infosets=_ReadOnlyDict(infosets),
+        infosets=_InfoSets(key_index, infoset_player, actions),
         zero_sum=_zero_sum(payoffs),
     )
+
+
+def _narrow(keys: np.ndarray) -> np.ndarray:
+    """Non-negative sort keys in the smallest unsigned type that holds them: numpy sorts 8-
+    and 16-bit keys stably by radix sort, in linear time."""
+    largest = int(keys.max()) if len(keys) else 0
+    for dtype in (np.uint8, np.uint16):
+        if largest <= np.iinfo(dtype).max:
+            return keys.astype(dtype)
+    return keys
+
+
+def _segments(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices ``starts[i] .. starts[i] + lengths[i]``, concatenated."""
+    total = int(lengths.sum())
+    offsets = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=offsets[1:])
+    return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
+
+
+def _previous_actions(walk, order, level_start, internal, decision, decision_nodes, raw_set,
+                      first_node, parent, player, edge_slot, first_slot, slot_infoset, new_id,
+                      by_set):
+    """Each infoset's previous own action slot and infoset (-1 if none), checking perfect
+    recall: every history of an infoset comes after the same last action of its player.
+
+    Level by level, each node's last action slot of every player is its parent's, but for
+    the player acting at the parent, whose last action is the edge into the node.
+    """
+    num_players = walk.num_players
+    previous = np.full(len(decision_nodes), -1, dtype=np.int32)  # per decision node
+    # only internal nodes pass a last action on: number them (breadth first, -1 elsewhere)
+    parents = internal
+    index = np.full(len(parent), -1, dtype=np.int32)
+    index[parents] = np.arange(len(parents), dtype=np.int32)
+    bounds = np.searchsorted(parents, level_start)  # each level's internal nodes
+    dec_bounds = np.searchsorted(decision_nodes, level_start)  # and decision nodes
+    last = np.full((num_players, 1), -1, dtype=np.int32)  # the root level's internal nodes
+    for level in range(1, len(level_start) - 1):
+        nodes = parents[bounds[level] : bounds[level + 1]]  # this level's internal nodes
+        if not len(nodes):
+            break
+        up = parent[nodes]
+        here = last[:, index[up] - bounds[level - 1]]
+        moved = np.flatnonzero(decision[up])
+        here[player[up[moved]], moved] = edge_slot[nodes[moved]]
+        acting = decision_nodes[dec_bounds[level] : dec_bounds[level + 1]]
+        previous[dec_bounds[level] : dec_bounds[level + 1]] = \
+            here[player[acting], index[acting] - bounds[level]]
+        last = here
+    del last, index
+    # every history of an infoset against its first one in breadth-first order
+    slots = previous[np.searchsorted(decision_nodes, first_node)]
+    wrong = previous != slots[raw_set]
+    if wrong.any():
+        _report_imperfect_recall(walk, order, decision_nodes, raw_set, previous, first_slot,
+                                 slot_infoset, by_set)
+    parent_slot = np.empty(len(new_id), dtype=np.int32)
+    parent_slot[new_id] = slots
+    parent_set = np.where(parent_slot >= 0, slot_infoset[np.maximum(parent_slot, 0)], -1)
+    return parent_set.astype(np.int32), parent_slot
+
+
+def _report_imperfect_recall(walk, order, decision_nodes, raw_set, previous, first_slot,
+                             slot_infoset, by_set):
+    """Raise the walk's message for the first history, in visiting order, whose previous own
+    action differs from that of its infoset's first history in visiting order."""
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    first = previous[np.searchsorted(decision_nodes, position[walk.set_first_node])]
+    wrong = np.flatnonzero(previous != first[raw_set])
+    culprit = wrong[np.argmin(order[decision_nodes[wrong]])]
+    set_id = int(raw_set[culprit])
+
+    def action(slot: int):
+        if slot < 0:
+            return None
+        infoset = int(slot_infoset[slot])
+        return int(by_set[infoset]), slot - int(first_slot[infoset])
+
+    raise walk.imperfect_recall(int(order[decision_nodes[culprit]]), set_id,
+                                action(int(previous[culprit])), action(int(first[set_id])))
 
 
 def _zero_sum(payoffs: np.ndarray) -> bool:
@@ -307,9 +427,44 @@ def _zero_sum(payoffs: np.ndarray) -> bool:
     that terminal's largest |utility| (a terminal of all zeros is zero-sum)."""
     if payoffs.size == 0:
         return True
-    totals = np.abs(payoffs.sum(axis=1))
-    scale = np.abs(payoffs).max(axis=1)
-    return bool(np.all(totals <= ZERO_SUM_TOLERANCE * scale))
+    # column by column: numpy reduces a short row axis slowly
+    totals = payoffs[:, 0].copy()
+    scale = np.abs(payoffs[:, 0])
+    for p in range(1, payoffs.shape[1]):
+        totals += payoffs[:, p]
+        np.maximum(scale, np.abs(payoffs[:, p]), out=scale)
+    return bool(np.all(np.abs(totals) <= ZERO_SUM_TOLERANCE * scale))
+
+
+class _InfoSets(Mapping):
+    """Infoset key -> :class:`InfoSet`, each record made when first asked for (a game of
+    24,576 infosets spent 17 ms making them all up front, for callers that look at a few)."""
+
+    __slots__ = ("_index", "_players", "_actions", "_made")
+
+    def __init__(self, index: dict, players: np.ndarray, actions: tuple) -> None:
+        self._index, self._players, self._actions = index, players, actions
+        self._made: dict = {}
+
+    def __getitem__(self, key):
+        record = self._made.get(key)
+        if record is None:
+            i = self._index[key]
+            record = self._made[key] = InfoSet(key=key, player=int(self._players[i]),
+                                               actions=self._actions[i])
+        return record
+
+    def __iter__(self):
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, key) -> bool:
+        return key in self._index
+
+    def __repr__(self) -> str:
+        return f"_ReadOnlyDict({dict(self.items())!r})"
 
 
 class _ReadOnlyDict(Mapping):

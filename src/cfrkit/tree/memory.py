@@ -1,9 +1,10 @@
 """How much memory a compilation may use, and how much it has used so far.
 
-The walk keeps every node's record and a whole breadth-first level of the game's own history
-objects alive, so a game that is too large runs the process out of memory -- a bare
-``MemoryError``, or an allocation failure inside a C++ game library -- long before
-``max_nodes`` stops it. :class:`MemoryGuard` reads the process's resident and virtual size
+The walk keeps every node's record (two int32, plus the utilities of a terminal and the
+outcomes of a chance node) and the histories of the current path, and flattening needs about
+100 bytes per node more, so a game that is too large runs the process out of memory -- a bare
+``MemoryError``, or an allocation failure inside a C++ game library -- before ``max_nodes``
+stops it. :class:`MemoryGuard` reads the process's resident and virtual size
 every few thousand nodes (``/proc/self/statm`` on Linux: a few microseconds) and stops the walk,
 with a :class:`~cfrkit.GameError` saying how far it got, once the memory it added, plus what
 flattening the nodes walked so far will need, would pass the budget:
@@ -30,8 +31,9 @@ __all__ = ["FLATTEN_BYTES_PER_NODE", "MemoryGuard", "format_bytes"]
 DEFAULT_SHARE = 0.8
 
 #: Bytes per node the flattening step allocates on top of the walk's records, plus 8 per player
-#: for the utility table: the layout's arrays and temporaries peaked at 87-96 bytes per node
-#: in all (tracemalloc, Leduc and five-player Kuhn poker).
+#: for the utility table: the layout's arrays and temporaries peaked at 91-111 bytes per node
+#: in all, against 112-144 projected (tracemalloc; Leduc, Kuhn poker with 5 and 6 players,
+#: OpenSpiel's liars_dice and leduc_poker(players=3)).
 FLATTEN_BYTES_PER_NODE = 96
 
 try:

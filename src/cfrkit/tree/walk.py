@@ -1,22 +1,33 @@
 """The one walk of a game: call the user's History methods, check every answer, record nodes.
 
-The walk is breadth first. Every call into the user's code is guarded: an exception raised by
+The walk is depth first. Every call into the user's code is guarded: an exception raised by
 it, or an answer of the wrong type or value, becomes a :class:`~cfrkit.GameError` naming the
 method and the history (its action path from the root, trimmed, with its depth, and its
 ``repr``, trimmed -- or a placeholder if ``repr`` itself fails), with the original exception
 chained. Messages stay short however large the game, and every check costs O(1) or O(number
 of actions) per node.
 
-Nodes are numbered in the order they are created, which is also the order they are expanded
-(a level at a time), so the per-node records are typed columns (``array.array``) appended in
-node order -- a few bytes per node instead of a Python object per field -- that the layout turns
-into numpy arrays without copying. The histories of a level are dropped as soon as they are
-expanded.
+Nodes are numbered in the order they are visited (pre-order: a node, then its first child's
+whole subtree, then the next child's), and each leaves two integers in typed columns
+(``array.array``, grown in place): its *code* -- the id of its information set at a decision
+node, :data:`CHANCE_CODE` or :data:`TERMINAL_CODE` otherwise -- and its depth. Chance nodes add
+their outcome count, probabilities and labels, terminals their utilities. That is all the
+layout needs (:func:`~cfrkit.tree.layout.flatten`): nodes of one depth in pre-order are in
+breadth-first order, so a stable sort by depth gives the breadth-first numbering, and every
+parent, child range and action follows from the codes. Perfect recall, a property of whole
+paths, is checked there too, on the arrays. The walk itself holds only the histories of the
+current path and their unvisited siblings, and a node's label lives once, in its information
+set's actions (or the chance node's outcomes); the path of a history named in a message is
+rebuilt from the columns.
+
+A game may take over the walk for speed (:meth:`cfrkit.openspiel.OpenSpielGame._cfrkit_walk`
+does for OpenSpiel's C++ states): it records nodes through the same columns and methods, and
+hands any answer it does not take as plainly right to :meth:`Walk.visit`, whose checks and
+messages are the only ones.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import numbers
 import os
@@ -32,9 +43,12 @@ from .._text import short_repr
 from ..limits import MAX_ABS_UTILITY
 from .memory import MemoryGuard
 
-__all__ = ["CHANCE", "DECISION", "TERMINAL", "Walk", "short_repr"]
+__all__ = ["CHANCE", "CHANCE_CODE", "DECISION", "TERMINAL", "TERMINAL_CODE", "Walk", "short_repr"]
 
 TERMINAL, CHANCE, DECISION = 0, 1, 2
+#: A node's code in the walk's records: its information set's id (>= 0) at a decision node,
+#: else one of these.
+CHANCE_CODE, TERMINAL_CODE = -1, -2
 PROB_TOLERANCE = 1e-9
 
 _NOT_SEQUENCES = (str, bytes, bytearray, memoryview, Mapping, Set)
@@ -91,14 +105,15 @@ class WalkProgress:
 
 
 class Walk:
-    """One breadth-first walk of ``game``: the per-node columns and the per-infoset tables.
+    """One depth-first walk of ``game``: the per-node columns and the per-infoset tables.
 
-    After :meth:`run`, node ``n``'s records are ``kind[n]``, ``player[n]`` (-1 off decision
-    nodes), ``infoset[n]`` (discovery-order id, -1 off decision nodes), ``parent[n]``,
-    ``label[n]`` (the action on the edge from the parent), ``first_child[n]`` and
-    ``num_children[n]``; chance probabilities follow in ``chance_probs``, chance node by
-    chance node, and terminal utilities in ``utilities``, ``num_players`` per terminal, for the
-    terminals listed in ``terminals``.
+    After :meth:`run`, node ``n`` (in visiting order) has ``code[n]`` (its infoset's id in
+    discovery order, :data:`CHANCE_CODE` or :data:`TERMINAL_CODE`) and ``depth[n]``; the
+    chance nodes, in the same order, have ``chance_counts`` outcomes whose probabilities and
+    labels follow one another in ``chance_probs`` and ``chance_labels``; the terminals, in
+    the same order, have ``num_players`` utilities each in ``utilities``. Infoset ``s`` has
+    ``keys[s]``, ``set_player[s]``, ``set_actions[s]`` and ``set_first_node[s]``, the node
+    where the walk met it first.
     """
 
     CHECK_EVERY = 1 << 13  # nodes between two progress and memory checks
@@ -123,44 +138,66 @@ class Walk:
             )
         self.num_players = int(num_players)
         self.guard = MemoryGuard(max_memory, self.num_players)
-        # per node, in node order
-        self.kind = array("b")
-        self.player = array("i")
-        self.infoset = array("i")
-        self.parent = array("i")
-        self.first_child = array("i")
-        self.num_children = array("i")
-        self.label: list[Any] = []
+        self.float_row = (float,) * self.num_players  # the types of plain utilities
+        # per node, in visiting order
+        self.code = array("i")
+        self.depth = array("i")
+        # per chance node, and per terminal, in visiting order
+        self.chance_counts = array("i")
         self.chance_probs = array("d")
-        self.terminals = array("i")
+        self.chance_labels: list[Any] = []
         self.utilities = array("d")
-        self.level_starts: list[int] = []  # first node of each depth
+        self.created = 1  # nodes made so far (visited or waiting), for max_nodes and the guard
+        self.limit = min(max_nodes, self.CHECK_EVERY)  # the next count of nodes to look at
         self.history_types: set[type] = set()  # classes already found to be History subclasses
         # per infoset, in discovery order
         self.key_to_id: dict[str, int] = {}
         self.keys: list[str] = []
         self.set_player: list[int] = []
         self.set_actions: list[tuple[Hashable, ...]] = []
-        self.set_previous: list[int] = []  # the player's last own action code before, or -1
         self.set_first_node: list[int] = []
-        self.set_codes: list[tuple[int, ...]] = []  # action codes: code_base + action index
-        self.set_code_base: list[int] = []
-        self.num_codes = 0
+        # rebuilds the history at an action path, for messages found after the walk
+        self.replay = self.replay_histories
+
+    @property
+    def num_nodes(self) -> int:
+        """Nodes visited so far."""
+        return len(self.depth)
 
     # -- error reporting -----------------------------------------------------------------
-    def depth(self, node: int) -> int:
-        return bisect.bisect_right(self.level_starts, node) - 1
+    def path_labels(self, node: int, limit: int | None = None) -> tuple[list, int]:
+        """The last ``limit`` labels (all if ``None``) on the path to ``node``, root first,
+        and ``node``'s depth: rebuilt from the columns, for messages only.
 
-    def path_text(self, node: int, extra: tuple = ()) -> str:
-        """The action path to ``node`` (and ``extra`` labels below it): the last few labels,
-        trimmed, and the depth when the path is long."""
+        In visiting order a node's parent is the last node before it one level up, and its
+        earlier siblings are the nodes between them on its own level. Only the node's
+        ancestors need to be recorded in full (its own code may still be missing).
+        """
+        depths = np.frombuffer(self.depth, dtype=np.int32)[: node + 1]
+        codes = np.frombuffer(self.code, dtype=np.int32)
+        counts = np.frombuffer(self.chance_counts, dtype=np.int32)
+        depth = int(depths[node])
+        labels = []
+        level = depth
+        while level > 0 and (limit is None or len(labels) < limit):
+            up = np.flatnonzero(depths[:node] == level - 1)[-1]
+            rank = int(np.count_nonzero(depths[up + 1 : node] == level))
+            code = int(codes[up])
+            if code >= 0:
+                labels.append(self.set_actions[code][rank])
+            else:  # a chance node: its outcomes follow those of the chance nodes before it
+                before = int(np.count_nonzero(codes[:up] == CHANCE_CODE))
+                labels.append(self.chance_labels[int(counts[:before].sum()) + rank])
+            node, level = up, level - 1
+        del depths, codes, counts  # release the columns' buffers (they may grow again)
+        return labels[::-1], depth
+
+    def path_text(self, node: int) -> str:
+        """The action path to ``node``: the last few labels, trimmed, and the depth when the
+        path is long."""
         shown = 6
-        labels = list(extra)[::-1]
-        depth = self.depth(node) + len(extra)
-        while node > 0 and len(labels) < shown:
-            labels.append(self.label[node])
-            node = self.parent[node]
-        items = [short_repr(x, 24) for x in labels[::-1]]
+        labels, depth = self.path_labels(node, shown)
+        items = [short_repr(x, 24) for x in labels]
         if depth <= shown:
             return "[" + ", ".join(items) + "]"
         return "[..., " + ", ".join(items) + f"] (depth {depth:,})"
@@ -176,8 +213,37 @@ class Walk:
             raise exc  # the walk as a whole ran out of memory: compile_game reports it
         return self.error(node, history, f"{call} raised {_exception_text(exc)}")
 
+    def replay_histories(self, labels: list) -> History:
+        """The game's history at the action path ``labels`` (root first)."""
+        history = self.game.root()
+        for label in labels:
+            history = history.child(label)
+        return history
+
+    def history_at(self, node: int) -> History | None:
+        """The history of an already visited node, built again from its path (for a message
+        found after the walk), or ``None`` if the game's code fails doing it."""
+        try:
+            return self.replay(self.path_labels(node)[0])
+        except Exception:
+            return None
+
     # -- the walk ------------------------------------------------------------------------
     def run(self) -> Walk:
+        # a game with a walk of its own (OpenSpiel's C++ states) says whether it took over
+        walker = getattr(self.game, "_cfrkit_walk", None)
+        if walker is None or not walker(self):
+            self.walk_histories()
+        self.progress.tick(self.created)  # the final count on the bar, if one is shown
+        return self
+
+    def walk_histories(self) -> None:
+        """Depth first through the game's History objects.
+
+        The stack holds the histories still to visit, last first, with their depths: the
+        unvisited siblings of the current path's nodes, a few per level however large the
+        game.
+        """
         try:
             root = self.game.root()
         except Exception as exc:
@@ -188,25 +254,57 @@ class Walk:
             raise GameError(
                 f"{self.game_text}: root() returned {_kind_of(root)}, not a cfrkit.History"
             )
-        self.parent.append(-1)
-        self.label.append(None)
-        histories: list[Any] = [root]
-        previous: list[tuple[int, ...]] = [(-1,) * self.num_players]
-        start = 0
-        while histories:
-            self.level_starts.append(start)
-            next_histories: list[Any] = []
-            next_previous: list[tuple[int, ...]] = []
-            for i in range(len(histories)):
-                history, histories[i] = histories[i], None  # free each level as it goes
-                self.expand(start + i, history, previous[i], next_histories, next_previous)
-            start += len(histories)
-            histories, previous = next_histories, next_previous
-        self.progress.tick(len(self.parent))  # the final count on the bar, if one is shown
-        return self
+        depth = self.depth
+        visit, checked = self.visit, self.history_types
+        created, limit = self.created, self.limit
+        stack, depths = [root], [0]
+        while stack:
+            history = stack.pop()
+            level = depths.pop()
+            node = len(depth)
+            depth.append(level)
+            labels = visit(node, history)
+            if not labels:
+                continue
+            created += len(labels)
+            if created > limit:
+                limit = self.over_limit(node, created)
+            children: list = []
+            add = children.append
+            child = history.child
+            try:
+                for label in labels:  # not map(): a StopIteration raised in child() would end it
+                    add(child(label))
+            except Exception as exc:
+                label = short_repr(labels[len(children)], 24)
+                raise self.raised(node, history, f"child({label})", exc) from exc
+            if not checked.issuperset(map(type, children)):
+                self.check_children(node, history, labels, children)
+            children.reverse()  # last first: the first child is visited first
+            stack.extend(children)
+            depths.extend([level + 1] * len(children))
+        self.created = created
+        self.check_utilities()
 
-    def expand(self, node: int, history: History, previous: tuple, out: list, out_previous: list) -> None:
-        """Ask ``history`` what it is, record it, and queue its children."""
+    def check_children(self, node: int, history: History, labels: tuple, children: list) -> None:
+        """Every child a History (isinstance on an ABC once per class, not per node)."""
+        for label, below in zip(labels, children):
+            if type(below) not in self.history_types:
+                if not isinstance(below, History):
+                    raise self.error(
+                        node, history,
+                        f"child({short_repr(label, 24)}) returned {_kind_of(below)}, not a History",
+                    )
+                self.history_types.add(type(below))
+
+    def visit(self, node: int, history: History) -> tuple:
+        """Ask ``history`` what it is, check and record it; return the labels of its edges
+        (empty at a terminal). ``node`` is its number (its depth is recorded already).
+
+        One function for the common answers (a call per node costs as much as a check): a
+        terminal's plain float utilities, a decision node's tuple of actions and known key
+        take the short way; anything else goes through the helpers that say what is wrong.
+        """
         try:
             terminal = history.is_terminal()
         except Exception as exc:
@@ -214,8 +312,17 @@ class Walk:
         if terminal is not False and terminal is not True:
             terminal = self.boolean(node, history, "is_terminal()", terminal)
         if terminal:
-            self.terminal(node, history)
-            return
+            try:
+                raw = history.utilities()
+            except Exception as exc:
+                raise self.raised(node, history, "utilities()", exc) from exc
+            kind = type(raw)
+            if (kind is tuple or kind is list) and tuple(map(type, raw)) == self.float_row:
+                self.utilities.extend(raw)  # plain floats: bounds checked after the walk
+            else:
+                self.utilities.extend(self.numbers(node, history, raw))
+            self.code.append(TERMINAL_CODE)
+            return ()
         try:
             chance = history.is_chance()
         except Exception as exc:
@@ -223,50 +330,83 @@ class Walk:
         if chance is not False and chance is not True:
             chance = self.boolean(node, history, "is_chance()", chance)
         if chance:
-            labels = self.chance(node, history)
-            out_previous.extend([previous] * len(labels))
+            return self.chance(node, history)
+        try:
+            player = history.current_player()
+        except Exception as exc:
+            raise self.raised(node, history, "current_player()", exc) from exc
+        if type(player) is not int:
+            if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)):
+                raise self.error(
+                    node, history, f"current_player() returned {_kind_of(player)}, not an int"
+                )
+            player = int(player)
+        if not 0 <= player < self.num_players:
+            raise self.error(
+                node, history,
+                f"current_player() is {player}, out of range for {self.num_players} players",
+            )
+        try:
+            raw = history.actions()
+        except Exception as exc:
+            raise self.raised(node, history, "actions()", exc) from exc
+        actions = raw if type(raw) is tuple else self.sequence(node, history, "actions()", raw)
+        if not actions:
+            raise self.error(node, history, "actions() returned no actions")
+        try:
+            key = history.infoset_key()
+        except Exception as exc:
+            raise self.raised(node, history, "infoset_key()", exc) from exc
+        if type(key) is not str and not isinstance(key, str):
+            raise self.error(node, history, f"infoset_key() returned {_kind_of(key)}, not a str")
+        set_id = self.key_to_id.get(key)
+        if set_id is None:
+            self.distinct(node, history, "actions()", "action", actions)
+            set_id = self.add_infoset(node, key, player, actions)
         else:
-            labels, player, codes = self.decision(node, history, previous)
-            head, tail = previous[:player], previous[player + 1:]
-            out_previous.extend([head + (code,) + tail for code in codes])
-        first = len(self.parent)
-        count = len(labels)
-        if first + count > self.max_nodes:
+            try:
+                same = self.set_player[set_id] == player and self.set_actions[set_id] == actions
+            except Exception:
+                same = False
+            if not same:
+                self.same_infoset(node, history, key, set_id, player, actions)
+        self.code.append(set_id)
+        return actions
+
+    def over_limit(self, node: int, created: int) -> int:
+        """Past ``max_nodes`` or the next check: stop with a GameError, or tick the progress
+        bar, ask the memory guard, and return the next count at which to look again."""
+        self.created = created
+        if created > self.max_nodes:
             raise GameError(
                 f"{self.game_text}: the tree has more than max_nodes={self.max_nodes} nodes "
                 f"(reached below history {self.path_text(node)}); pass a larger max_nodes to "
                 "compile_game() if this is intended"
             )
-        self.first_child.append(first)
-        self.num_children.append(count)
-        self.parent.fromlist([node] * count)
-        self.label.extend(labels)
-        child = history.child
-        checked = self.history_types
-        for label in labels:
-            try:
-                below = child(label)
-            except Exception as exc:
-                raise self.raised(node, history, f"child({short_repr(label, 24)})", exc) from exc
-            if type(below) not in checked:  # isinstance on an ABC once per class, not per node
-                if not isinstance(below, History):
-                    raise self.error(
-                        node, history,
-                        f"child({short_repr(label, 24)}) returned {_kind_of(below)}, not a History",
-                    )
-                checked.add(type(below))
-            out.append(below)
-        if (first + count) // self.CHECK_EVERY != first // self.CHECK_EVERY:
-            self.check_size(first + count, node)
-
-    def check_size(self, nodes: int, node: int) -> None:
-        self.progress.tick(nodes)
-        over = self.guard.over(nodes)
+        self.progress.tick(created)
+        over = self.guard.over(created)
         if over is not None:
             raise GameError(
-                f"{self.game_text}: compiling stopped at {nodes:,} nodes (depth "
-                f"{self.depth(node) + 1:,}): {over}"
+                f"{self.game_text}: compiling stopped at {created:,} nodes (depth "
+                f"{self.depth[node] + 1:,}): {over}"
             )
+        self.limit = min(self.max_nodes, (created // self.CHECK_EVERY + 1) * self.CHECK_EVERY)
+        return self.limit
+
+    def check_utilities(self) -> None:
+        """Every recorded utility within +-MAX_ABS_UTILITY (for a walk that recorded them
+        unchecked); the first one that is not gets :meth:`numbers`' message."""
+        values = np.frombuffer(self.utilities, dtype=np.float64)
+        good = np.abs(values) <= MAX_ABS_UTILITY  # NaN fails too
+        if good.all():
+            return
+        terminal = int(np.flatnonzero(~good)[0]) // self.num_players
+        del values
+        node = int(np.flatnonzero(np.frombuffer(self.code, dtype=np.int32) == TERMINAL_CODE)[terminal])
+        start = terminal * self.num_players
+        raw = self.utilities[start : start + self.num_players].tolist()
+        self.numbers(node, self.history_at(node), raw)
+        raise AssertionError("unreachable: numbers() refuses the value")  # pragma: no cover
 
     def boolean(self, node: int, history: History, call: str, value: object) -> bool:
         if isinstance(value, np.bool_):
@@ -274,23 +414,6 @@ class Walk:
         raise self.error(node, history, f"{call} returned {_kind_of(value)}, not a bool")
 
     # -- the three kinds of node ---------------------------------------------------------
-    def record(self, kind: int, player: int = -1, infoset: int = -1) -> None:
-        self.kind.append(kind)
-        self.player.append(player)
-        self.infoset.append(infoset)
-
-    def terminal(self, node: int, history: History) -> None:
-        try:
-            raw = history.utilities()
-        except Exception as exc:
-            raise self.raised(node, history, "utilities()", exc) from exc
-        values = self.numbers(node, history, raw)
-        self.record(TERMINAL)
-        self.first_child.append(-1)
-        self.num_children.append(0)
-        self.terminals.append(node)
-        self.utilities.extend(values)
-
     def numbers(self, node: int, history: History, raw: object) -> list[float]:
         """The utilities as floats: a sequence of ``num_players`` real numbers within
         ``MAX_ABS_UTILITY``."""
@@ -443,61 +566,26 @@ class Walk:
                 f"chance_outcomes(): probabilities sum to {total!r}, not 1 (tolerance "
                 f"{PROB_TOLERANCE:g})",
             )
-        self.record(CHANCE)
+        self.code.append(CHANCE_CODE)
+        self.chance_counts.append(len(labels_tuple))
         self.chance_probs.extend(probs)
+        self.chance_labels.extend(labels_tuple)
         return labels_tuple
 
-    def decision(self, node: int, history: History, previous: tuple) -> tuple:
-        """Record a decision node; return its actions, player and action codes."""
-        try:
-            player = history.current_player()
-        except Exception as exc:
-            raise self.raised(node, history, "current_player()", exc) from exc
-        if type(player) is not int:
-            if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)):
-                raise self.error(
-                    node, history, f"current_player() returned {_kind_of(player)}, not an int"
-                )
-            player = int(player)
-        if not 0 <= player < self.num_players:
-            raise self.error(
-                node, history,
-                f"current_player() is {player}, out of range for {self.num_players} players",
-            )
-        try:
-            raw = history.actions()
-        except Exception as exc:
-            raise self.raised(node, history, "actions()", exc) from exc
-        actions = self.sequence(node, history, "actions()", raw)
-        if not actions:
-            raise self.error(node, history, "actions() returned no actions")
-        try:
-            key = history.infoset_key()
-        except Exception as exc:
-            raise self.raised(node, history, "infoset_key()", exc) from exc
-        if not isinstance(key, str):
-            raise self.error(node, history, f"infoset_key() returned {_kind_of(key)}, not a str")
-        set_id = self.key_to_id.get(key)
-        if set_id is None:
-            self.distinct(node, history, "actions()", "action", actions)
-            set_id = len(self.keys)
-            self.key_to_id[key] = set_id
-            self.keys.append(key)
-            self.set_player.append(player)
-            self.set_actions.append(actions)
-            self.set_previous.append(previous[player])
-            self.set_first_node.append(node)
-            self.set_code_base.append(self.num_codes)
-            self.set_codes.append(tuple(range(self.num_codes, self.num_codes + len(actions))))
-            self.num_codes += len(actions)
-        else:
-            self.same_infoset(node, history, key, set_id, player, actions, previous[player])
-        self.record(DECISION, player, set_id)
-        return actions, player, self.set_codes[set_id]
+    def add_infoset(self, node: int, key: str, player: int, actions: tuple) -> int:
+        """A new infoset, first met at ``node`` (its actions checked): its id."""
+        set_id = len(self.keys)
+        self.key_to_id[key] = set_id
+        self.keys.append(key)
+        self.set_player.append(player)
+        self.set_actions.append(actions)
+        self.set_first_node.append(node)
+        return set_id
 
     def same_infoset(self, node: int, history: History, key: str, set_id: int, player: int,
-                     actions: tuple, previous: int) -> None:
-        """A known key: same player, same actions, same own past (perfect recall)."""
+                     actions: tuple) -> None:
+        """A known key: same player, same actions (perfect recall is checked by the layout,
+        on whole paths)."""
         if self.set_player[set_id] != player:
             raise self.error(
                 node, history,
@@ -515,26 +603,25 @@ class Walk:
                 f"infoset {short_repr(key, 40)} has actions {short_repr(actions, 60)} here but "
                 f"{short_repr(self.set_actions[set_id], 60)} {self.first_seen(set_id)}",
             )
-        if self.set_previous[set_id] != previous:
-            raise self.error(
-                node, history,
-                f"imperfect recall: player {player} reaches infoset {short_repr(key, 40)} after "
-                f"{self.describe_code(previous)} here but after "
-                f"{self.describe_code(self.set_previous[set_id])} {self.first_seen(set_id)}",
-            )
+
+    def imperfect_recall(self, node: int, set_id: int, here: tuple[int, int] | None,
+                         first: tuple[int, int] | None) -> GameError:
+        """The message for ``node``, whose player reaches infoset ``set_id`` after its own
+        action ``here`` while the infoset's first history came after ``first`` (each an
+        (infoset id, action index) pair, or None for no earlier action of its own)."""
+        return self.error(
+            node, self.history_at(node),
+            f"imperfect recall: player {self.set_player[set_id]} reaches infoset "
+            f"{short_repr(self.keys[set_id], 40)} after {self.describe(here)} here but after "
+            f"{self.describe(first)} {self.first_seen(set_id)}",
+        )
 
     def first_seen(self, set_id: int) -> str:
         return f"at history {self.path_text(self.set_first_node[set_id])}"
 
-    def describe_code(self, code: int) -> str:
-        if code < 0:
+    def describe(self, action: tuple[int, int] | None) -> str:
+        if action is None:
             return "no earlier action of its own"
-        set_id = bisect.bisect_right(self.set_code_base, code) - 1
-        action = self.set_actions[set_id][code - self.set_code_base[set_id]]
-        return (f"its action {short_repr(action, 24)} at infoset "
+        set_id, index = action
+        return (f"its action {short_repr(self.set_actions[set_id][index], 24)} at infoset "
                 f"{short_repr(self.keys[set_id], 40)}")
-
-    def slot_of(self, code: int) -> tuple[int, int]:
-        """(infoset id, action index) of an action code."""
-        set_id = bisect.bisect_right(self.set_code_base, code) - 1
-        return set_id, code - self.set_code_base[set_id]

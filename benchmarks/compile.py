@@ -1,0 +1,158 @@
+"""Compiling a game against the floor: a bare walk of the same game, and the memory it adds.
+
+For each game, fresh Python processes (one per measurement, alternating, ``--repeats`` times
+each; medians reported) time
+
+* the *bare walk*: a depth-first walk calling, once per node, each method the compiler needs
+  and nothing else -- for a cfrkit game ``root``, ``is_terminal``, ``is_chance``,
+  ``current_player``, ``actions`` or ``chance_outcomes``, ``infoset_key``, ``child`` and
+  ``utilities``; for an OpenSpiel game the pyspiel calls ``current_player``,
+  ``legal_actions`` or ``chance_outcomes``, ``information_state_string``, ``child`` and
+  ``returns``;
+* ``cfrkit.compile_game`` of the same game (an OpenSpiel game through
+  ``cfrkit.openspiel.OpenSpielGame``, not yet compiled),
+
+and prints their ratio. The compile process also reports the peak resident memory the
+compilation added (``ru_maxrss`` after it minus the resident size just before it), less the
+compiled tree's own arrays, per node: what compiling costs in memory on top of its result.
+Measures; never asserts.
+
+    python benchmarks/compile.py                       # the issue's games
+    python benchmarks/compile.py --games kuhn6,leduc_poker --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+PROBE = r"""
+import json, resource, sys, time
+import numpy as np
+import cfrkit
+NAME, MODE = sys.argv[1], sys.argv[2]
+OPENSPIEL = not NAME.startswith("kuhn") and NAME != "leduc"
+if NAME.startswith("kuhn"):
+    from cfrkit.games import KuhnPoker
+    game = KuhnPoker(players=int(NAME[4:]))
+elif NAME == "leduc":
+    from cfrkit.games import LeducPoker
+    game = LeducPoker()
+else:
+    import pyspiel
+    from cfrkit.openspiel import OpenSpielGame
+    game = OpenSpielGame(pyspiel.load_game(NAME))  # the wrapper, not yet compiled
+
+
+def bare_python(game):
+    nodes = 0
+    stack = [game.root()]
+    while stack:
+        h = stack.pop()
+        nodes += 1
+        if h.is_terminal():
+            h.utilities()
+            continue
+        if h.is_chance():
+            labels = [label for label, _ in h.chance_outcomes()]
+        else:
+            h.current_player()
+            labels = h.actions()
+            h.infoset_key()
+        for label in labels:
+            stack.append(h.child(label))
+    return nodes
+
+
+def bare_openspiel(game):
+    nodes = 0
+    stack = [game.openspiel_game.new_initial_state()]
+    while stack:
+        s = stack.pop()
+        nodes += 1
+        p = s.current_player()
+        if p == -4:
+            s.returns()
+            continue
+        if p == -1:
+            actions = [a for a, _ in s.chance_outcomes()]
+        else:
+            actions = s.legal_actions()
+            s.information_state_string(p)
+        for a in actions:
+            stack.append(s.child(a))
+    return nodes
+
+
+def rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+
+
+before = rss()
+start = time.perf_counter()
+if MODE == "bare":
+    nodes = (bare_openspiel if OPENSPIEL else bare_python)(game)
+    seconds = time.perf_counter() - start
+    print(json.dumps({"nodes": nodes, "seconds": seconds}))
+else:
+    compiled = cfrkit.compile_game(game, progress=False)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    tree = sum(a.nbytes for a in compiled.tree if isinstance(a, np.ndarray))
+    print(json.dumps({"nodes": compiled.num_nodes, "seconds": seconds,
+                      "peak": max(peak - before, 0), "tree": tree}))
+"""
+
+GAMES = ("kuhn3", "kuhn6", "leduc", "leduc_poker", "liars_dice", "leduc_poker(players=3)")
+
+
+def run(name: str, mode: str) -> dict:
+    env = dict(os.environ, CFRKIT_QUIET="1")
+    done = subprocess.run([sys.executable, "-c", PROBE, name, mode], capture_output=True,
+                          text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError((done.stderr.strip().splitlines() or ["failed"])[-1])
+    return json.loads(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", default=",".join(GAMES),
+                        help="comma-separated: kuhnN (cfrkit's Kuhn poker, N players), leduc "
+                        "(cfrkit's), or an OpenSpiel game name")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    with open("/proc/loadavg") as f:
+        print(f"load average before: {' '.join(f.read().split()[:3])}; medians of "
+              f"{args.repeats} fresh processes each")
+    print(f"{'game':<24} {'nodes':>10} {'bare s':>8} {'compile s':>9} {'ratio':>6} "
+          f"{'peak-tree B/node':>16} {'tree B/node':>11}")
+    for name in args.games.split(","):
+        bare, comp = [], []
+        try:
+            for _ in range(args.repeats):
+                bare.append(run(name, "bare"))
+                comp.append(run(name, "compile"))
+        except RuntimeError as exc:
+            print(f"{name:<24} skipped: {exc}")
+            continue
+        nodes = comp[0]["nodes"]
+        if bare[0]["nodes"] != nodes:
+            print(f"{name:<24} the bare walk saw {bare[0]['nodes']:,} nodes, compile {nodes:,}")
+        walk = statistics.median(r["seconds"] for r in bare)
+        seconds = statistics.median(r["seconds"] for r in comp)
+        above = statistics.median((r["peak"] - r["tree"]) / nodes for r in comp)
+        tree = comp[0]["tree"] / nodes
+        print(f"{name:<24} {nodes:>10,} {walk:>8.2f} {seconds:>9.2f} {seconds / walk:>6.2f} "
+              f"{above:>16.0f} {tree:>11.0f}", flush=True)
+    with open("/proc/loadavg") as f:
+        print(f"load average after: {' '.join(f.read().split()[:3])}")
+
+
+if __name__ == "__main__":
+    main()
