@@ -1,0 +1,66 @@
+"""Memory per history of the compiled tree and of each trainer, on one game.
+
+Each trainer is built in a fresh Python process on the compiled game (loaded from a
+compiled-game cache, so only the first process walks the game) and runs one iteration; the
+resident memory it added, divided by the histories, is its *bytes per history*. Measures; never
+asserts.
+
+    python benchmarks/trainer_memory.py                                  # leduc_poker(players=3)
+    python benchmarks/trainer_memory.py --game openspiel:liars_dice
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+PROBE = r"""
+import json, resource, sys
+import numpy as np
+import cfrkit
+from cfrkit.cli import parse_game
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+
+compiled = cfrkit.compile_game(parse_game(sys.argv[1], cache_dir=sys.argv[2]))
+tree = sum(a.nbytes for a in compiled.tree if isinstance(a, np.ndarray))
+name = sys.argv[3]
+cls = getattr(cfrkit, name)
+before = rss()
+trainer = cls(compiled, seed=0) if "Sampl" in name else cls(compiled)
+trainer.iterate(1)
+print(json.dumps({"nodes": compiled.num_nodes, "tree": tree, "trainer": rss() - before}))
+"""
+
+TRAINERS = ("VanillaCFR", "CFRPlus", "DCFRPlus", "PrunedCFR", "ChanceSampledCFR",
+            "ExternalSamplingCFR", "OutcomeSamplingCFR")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="openspiel:leduc_poker(players=3)",
+                        help="a game as the command line names it")
+    parser.add_argument("--trainers", default=",".join(TRAINERS))
+    args = parser.parse_args()
+    env = dict(os.environ, CFRKIT_QUIET="1")
+    with tempfile.TemporaryDirectory() as cache:
+        print(f"{'trainer':<22} {'histories':>11} {'tree B/history':>15} {'trainer B/history':>18}")
+        for name in args.trainers.split(","):
+            done = subprocess.run([sys.executable, "-c", PROBE, args.game, cache, name],
+                                  capture_output=True, text=True, env=env)
+            if done.returncode != 0:
+                print(f"{name:<22} failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+                continue
+            r = json.loads(done.stdout)
+            print(f"{name:<22} {r['nodes']:>11,} {r['tree'] / r['nodes']:>15.0f} "
+                  f"{r['trainer'] / r['nodes']:>18.0f}")
+
+
+if __name__ == "__main__":
+    main()
