@@ -1,0 +1,67 @@
+"""Thread counts for the parallel kernels (``_kernels/parallel.py``): validation, the choice
+between the serial and the parallel kernel, and numba's per-thread setting around a call.
+
+The parallel kernels give the serial kernels' results bit for bit, so the choice is about speed
+alone: a game below :data:`PARALLEL_MIN_NODES` nodes, or one thread, runs the serial kernel
+(the parallel one pays a few microseconds per parallel loop and per thread, which a small game's
+whole pass does not cover; OpenMP made small games slower in the 2018 C++ report too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+
+import numba
+import numpy as np
+
+from ._text import short_repr
+
+__all__ = ["PARALLEL_MIN_NODES", "check_threads", "parallel_threads", "running"]
+
+#: Games with fewer nodes than this run the serial kernels whatever ``threads`` says (measured
+#: with benchmarks/threads.py: below it two threads gain nothing on this machine).
+PARALLEL_MIN_NODES = 50_000
+
+
+def check_threads(threads: object, name: str = "threads") -> int | None:
+    """``threads`` as an int in ``[1, numba.config.NUMBA_NUM_THREADS]``, or ``None`` (all of
+    them); else a ValueError naming the argument."""
+    if threads is None:
+        return None
+    limit = numba.config.NUMBA_NUM_THREADS
+    if (isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer))
+            or not 1 <= int(threads) <= limit):
+        raise ValueError(
+            f"{name} must be an integer from 1 to {limit} (numba's NUMBA_NUM_THREADS) or None "
+            f"for all of them, got {short_repr(threads)}"
+        )
+    return int(threads)
+
+
+def parallel_threads(num_nodes: int, threads: int | None) -> int:
+    """How many threads the kernels for a game of ``num_nodes`` nodes should run on: 1 means the
+    serial kernel."""
+    count = numba.config.NUMBA_NUM_THREADS if threads is None else threads
+    return count if count > 1 and num_nodes >= PARALLEL_MIN_NODES else 1
+
+
+# numba's workqueue threading layer (what numba falls back to without OpenMP or TBB) aborts the
+# process when two Python threads run parallel kernels at once: serialise them there
+_WORKQUEUE_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def running(count: int) -> Iterator[None]:
+    """Run the body's parallel kernels on ``count`` threads (numba's setting is per calling
+    thread; restored afterwards)."""
+    previous = numba.get_num_threads()  # starts numba's thread pool on first use
+    guard = (_WORKQUEUE_LOCK if numba.threading_layer() == "workqueue"
+             else contextlib.nullcontext())
+    with guard:
+        numba.set_num_threads(count)
+        try:
+            yield
+        finally:
+            numba.set_num_threads(previous)
