@@ -10,6 +10,7 @@ whole pass does not cover; OpenMP made small games slower in the 2018 C++ report
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterator
 
@@ -42,9 +43,27 @@ def check_threads(threads: object, name: str = "threads") -> int | None:
 
 def parallel_threads(num_nodes: int, threads: int | None) -> int:
     """How many threads the kernels for a game of ``num_nodes`` nodes should run on: 1 means the
-    serial kernel."""
+    serial kernel (also in a process forked from one whose GNU OpenMP pool was running, where a
+    parallel kernel would be killed: the results are the same)."""
     count = numba.config.NUMBA_NUM_THREADS if threads is None else threads
-    return count if count > 1 and num_nodes >= PARALLEL_MIN_NODES else 1
+    if count < 2 or num_nodes < PARALLEL_MIN_NODES or _forked_openmp():
+        return 1
+    return count
+
+
+_pool_pid: int | None = None  # the process that started numba's thread pool through running()
+
+
+def _forked_openmp() -> bool:
+    """Whether this process was forked from one whose GNU OpenMP thread pool was started: that
+    runtime does not survive a fork, and numba terminates a child that uses it."""
+    if _pool_pid is None or _pool_pid == os.getpid():
+        return False
+    try:
+        from numba.np.ufunc import omppool
+    except ImportError:  # numba built without OpenMP
+        return False
+    return numba.threading_layer() == "omp" and omppool.openmp_vendor == "GNU"
 
 
 # numba's workqueue threading layer (what numba falls back to without OpenMP or TBB) aborts the
@@ -56,7 +75,10 @@ _WORKQUEUE_LOCK = threading.Lock()
 def running(count: int) -> Iterator[None]:
     """Run the body's parallel kernels on ``count`` threads (numba's setting is per calling
     thread; restored afterwards)."""
+    global _pool_pid
     previous = numba.get_num_threads()  # starts numba's thread pool on first use
+    if _pool_pid is None:
+        _pool_pid = os.getpid()
     guard = (_WORKQUEUE_LOCK if numba.threading_layer() == "workqueue"
              else contextlib.nullcontext())
     with guard:
