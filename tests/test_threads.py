@@ -102,8 +102,9 @@ def test_parallel_kernel_on_one_thread(parallel_everywhere):
     previous = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
-        run_full_parallel(compiled.tree, statics.parallel_layout(compiled), b._state, b._scratch,
-                          schedule, True, 0.0, False)
+        run_full_parallel(compiled.tree, statics.parallel_layout(compiled),
+                          _threads.workers(1), b._state, b._scratch, schedule, True, 0.0,
+                          False)
     finally:
         numba.set_num_threads(previous)
     for x, y in zip(state_arrays(a), state_arrays(b)):

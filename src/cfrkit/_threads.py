@@ -19,7 +19,7 @@ import numpy as np
 
 from ._text import short_repr
 
-__all__ = ["PARALLEL_MIN_NODES", "check_threads", "parallel_threads", "running"]
+__all__ = ["PARALLEL_MIN_NODES", "check_threads", "parallel_threads", "running", "workers"]
 
 #: Games with fewer nodes than this run the serial kernels whatever ``threads`` says (measured
 #: with benchmarks/threads.py: below it two threads gain nothing on this machine).
@@ -66,6 +66,11 @@ def _forked_openmp() -> bool:
     return numba.threading_layer() == "omp" and omppool.openmp_vendor == "GNU"
 
 
+def workers(count: int) -> np.ndarray:
+    """The parallel kernels' ``counter`` argument: a task counter (0) and the thread count."""
+    return np.array([0, count], dtype=np.int64)
+
+
 # numba's workqueue threading layer (what numba falls back to without OpenMP or TBB) aborts the
 # process when two Python threads run parallel kernels at once: serialise them there
 _WORKQUEUE_LOCK = threading.Lock()
@@ -76,6 +81,13 @@ def running(count: int) -> Iterator[None]:
     """Run the body's parallel kernels on ``count`` threads (numba's setting is per calling
     thread; restored afterwards)."""
     global _pool_pid
+    if _pool_pid is None:
+        # GNU OpenMP's idle threads spin by default, and a spinning thread holds a core that a
+        # thread with work may need: with another process busy on a 2-core machine, two
+        # threads measured 14x slower than one; with passive waiting, faster (benchmarks/
+        # threads.py). libgomp reads this when numba first loads it, just below; a value the
+        # user set is kept.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     previous = numba.get_num_threads()  # starts numba's thread pool on first use
     if _pool_pid is None:
         _pool_pid = os.getpid()

@@ -246,7 +246,7 @@ def _values(compiled: CompiledGame, probs: np.ndarray, count: int = 1) -> np.nda
     if count > 1:
         with _threads.running(count):
             _parallel.expected_values_parallel(
-                compiled.tree, parallel_layout(compiled), probs, value
+                compiled.tree, parallel_layout(compiled), _threads.workers(count), probs, value,
             )
     else:
         _br.expected_values(compiled.tree, probs, value)
@@ -264,8 +264,8 @@ def _best_response(
         units, wave_start = _response_waves(compiled, player)
         with _threads.running(count):
             br_value = _parallel.best_response_value_parallel(
-                tree, parallel_layout(compiled), probs, player, units, wave_start, reach, value,
-                choice,
+                tree, parallel_layout(compiled), _threads.workers(count), probs, player,
+                units, wave_start, reach, value, choice,
             )
     else:
         order, used = _response_order(compiled, player)

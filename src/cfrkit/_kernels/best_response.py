@@ -96,21 +96,29 @@ def best_response_order(tree, player: int, pending: np.ndarray, order: np.ndarra
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def best_response_unit(tree, probs, unit, reach, value, choice) -> None:
-    """One unit of :func:`best_response_value`: a node's value (unit ``n < N``), or an
-    infoset's best action and its histories' values (unit ``N + I``)."""
-    num_nodes = uint64(tree.node_kind.shape[0])
+def best_response_node(tree, probs, value, node) -> None:
+    """A node unit of :func:`best_response_value` (not ``player``'s): ``value[n] = sum_j
+    probs[slot + j] * value[child + j]``.
+
+    Callers test the unit's kind in their own loop and call this or
+    :func:`best_infoset_action`: one function doing both, inlined into the loop, measured 25x
+    slower on liar's dice (numba 0.68).
+    """
+    u = uint64(node)
+    c = uint64(tree.node_first_child[u])
+    s = uint64(tree.node_slot[u])
+    v = 0.0
+    for j in range(uint64(tree.node_num_children[u])):
+        v += probs[s + j] * value[c + j]
+    value[u] = v
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def best_infoset_action(tree, infoset, reach, value, choice) -> None:
+    """An infoset unit of :func:`best_response_value`: the action maximising
+    ``sum_{h in I} reach[h] * value[h a]`` (the first on ties) into ``choice``, and its
+    histories' values."""
     first_child = tree.node_first_child
-    u = uint64(unit)
-    if u < num_nodes:
-        c = uint64(first_child[u])
-        s = uint64(tree.node_slot[u])
-        v = 0.0
-        for j in range(uint64(tree.node_num_children[u])):
-            v += probs[s + j] * value[c + j]
-        value[u] = v
-        return
-    infoset = u - num_nodes
     first = uint64(tree.infoset_node_start[infoset])
     last = uint64(tree.infoset_node_start[infoset + uint64(1)])
     best = 0
@@ -149,8 +157,13 @@ def best_response_value(
     the chosen action index of each of ``player``'s infosets) in place.
     """
     full_forward(tree.node_parent, tree.edge_slot, tree.edge_player, probs, reach, player)
+    num_nodes = uint64(tree.node_kind.shape[0])
     for k in range(used):
-        best_response_unit(tree, probs, order[k], reach, value, choice)
+        unit = uint64(order[k])
+        if unit < num_nodes:
+            best_response_node(tree, probs, value, unit)
+        else:
+            best_infoset_action(tree, unit - num_nodes, reach, value, choice)
     return value[0]
 
 

@@ -36,11 +36,30 @@ through the bundles they are given, or write plain arrays.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, prange, types, uint64
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-from .best_response import best_response_unit, expected_value_node
+from .best_response import best_infoset_action, best_response_node, expected_value_node
 from .drivers import step_order
 from .update import add_to_average, fold_regrets, match_infoset, take_own_reach
+
+
+@intrinsic
+def _take(typingctx, counter):
+    """``counter[0] += 1`` atomically, returning the value before (an LLVM ``atomicrmw``;
+    numba has no atomic operations on the CPU)."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        zero = context.get_constant(types.intp, 0)
+        pointer = cgutils.get_item_pointer(context, builder, signature.args[0], array, [zero])
+        one = context.get_constant(types.int64, 1)
+        return builder.atomic_rmw("add", pointer, one, "seq_cst")
+
+    return types.int64(counter), codegen
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -130,7 +149,7 @@ def _infoset_chunk(tree, state, scratch, player: int, lo, hi, sums, update, dpos
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def parallel_reach(tree, layout, probs, reach, value, player: int, values) -> None:
+def parallel_reach(tree, layout, counter, probs, reach, value, player: int, values) -> None:
     """``reach`` (``pi_{-player}``) everywhere and, with ``values``, ``player``'s values
     (``value``, terminals preset) everywhere: the top forward, the tasks, the top backward."""
     parent = tree.node_parent
@@ -138,58 +157,77 @@ def parallel_reach(tree, layout, probs, reach, value, player: int, values) -> No
     edge_player = tree.edge_player
     edge_last = tree.edge_last
     bound = layout.task_bound
+    tasks = bound.shape[1] - 1
     reach[0] = 1.0
     _forward_range(parent, edge_slot, edge_player, probs, reach, player, 1, layout.top_forward_end)
-    for task in prange(bound.shape[1] - 1):
-        _task_pass(parent, edge_slot, edge_player, edge_last, bound, probs, reach, value,
-                   player, task, values)
+    counter[0] = 0
+    for _ in prange(counter[1]):  # one worker per thread, taking tasks in turn
+        while True:
+            task = _take(counter)
+            if task >= tasks:
+                break
+            _task_pass(parent, edge_slot, edge_player, edge_last, bound, probs, reach, value,
+                       player, task, values)
     if values:
         _values_range(parent, edge_slot, edge_last, probs, value, 1, layout.top_backward_end)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def parallel_infosets(tree, layout, state, scratch, player: int, sums, update, dpos, dneg,
-                      weight, lower, predictive) -> None:
+def parallel_infosets(tree, layout, counter, state, scratch, player: int, sums, update, dpos,
+                      dneg, weight, lower, predictive) -> None:
     """Slot sums and/or the update of ``player``'s infosets, chunk by chunk in parallel."""
     if update:
         for infoset in range(tree.player_infoset_start[player],
                              tree.player_infoset_start[player + 1]):
             take_own_reach(tree, state, scratch, infoset)
     chunks = layout.infoset_chunks[player]
-    for k in prange(chunks.shape[0] - 1):
-        _infoset_chunk(tree, state, scratch, player, chunks[k], chunks[k + 1], sums, update,
-                       dpos, dneg, weight, lower, predictive)
+    count = chunks.shape[0] - 1
+    counter[0] = 0
+    for _ in prange(counter[1]):
+        while True:
+            k = _take(counter)
+            if k >= count:
+                break
+            _infoset_chunk(tree, state, scratch, player, chunks[k], chunks[k + 1], sums, update,
+                           dpos, dneg, weight, lower, predictive)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def run_full_parallel(tree, layout, state, scratch, schedule, alternating, lower,
+def run_full_parallel(tree, layout, counter, state, scratch, schedule, alternating, lower,
                       predictive) -> int:
     """:func:`.drivers.run_full` on the cores ``numba.set_num_threads`` allows: the same
-    arrays, bit for bit."""
+    arrays, bit for bit. ``counter`` (int64[2]): the call's own task counter (workspace), then
+    the number of threads (numba's own count cannot be read in a cached kernel)."""
     num_players = tree.num_players
     for k in range(schedule.shape[1]):
         for step in range(2 * num_players):
             player, is_pass = step_order(step, num_players, alternating)
             dpos, dneg, weight = schedule[0, k], schedule[1, k], schedule[2, k]
             if is_pass:
-                parallel_reach(tree, layout, state.probs, scratch.reach, scratch.value[player],
-                               player, True)
+                parallel_reach(tree, layout, counter, state.probs, scratch.reach,
+                               scratch.value[player], player, True)
             # the slot sums right after a simultaneous pass (the next pass overwrites the
             # reach), with the update under alternating ones: one call site, so one parallel
             # loop to compile
             sums = is_pass != alternating
             if sums or not is_pass:
-                parallel_infosets(tree, layout, state, scratch, player, sums, not is_pass, dpos,
-                                  dneg, weight, lower, predictive)
+                parallel_infosets(tree, layout, counter, state, scratch, player, sums, not is_pass,
+                                  dpos, dneg, weight, lower, predictive)
     return schedule.shape[1] * num_players * tree.node_kind.shape[0]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def expected_values_parallel(tree, layout, probs: np.ndarray, value: np.ndarray) -> None:
+def expected_values_parallel(tree, layout, counter, probs: np.ndarray, value: np.ndarray) -> None:
     """:func:`.best_response.expected_values` by tasks, then the top: the same bits."""
     bound = layout.task_bound
-    for task in prange(bound.shape[1] - 1):
-        _task_values(tree, bound, probs, value, task)
+    tasks = bound.shape[1] - 1
+    counter[0] = 0
+    for _ in prange(counter[1]):
+        while True:
+            task = _take(counter)
+            if task >= tasks:
+                break
+            _task_values(tree, bound, probs, value, task)
     for k in range(layout.top_forward_end):
         n = uint64(layout.top_forward_end - 1 - k)
         if tree.node_num_children[n] > 0:
@@ -211,15 +249,32 @@ def _task_values(tree, bound, probs, value, task: int) -> None:
 
 @njit(cache=True, nogil=True, parallel=True)
 def best_response_value_parallel(
-    tree, layout, probs: np.ndarray, player: int, units: np.ndarray, wave_start: np.ndarray,
-    reach: np.ndarray, value: np.ndarray, choice: np.ndarray,
+    tree, layout, counter, probs: np.ndarray, player: int, units: np.ndarray,
+    wave_start: np.ndarray, reach: np.ndarray, value: np.ndarray, choice: np.ndarray,
 ) -> float:
     """:func:`.best_response.best_response_value` with the reach by tasks and the units wave
     by wave (``units[wave_start[w]:wave_start[w + 1]]``, see
     :func:`.best_response.best_response_waves`), each wave's units in parallel: the same bits.
     """
-    parallel_reach(tree, layout, probs, reach, value, player, False)
+    parallel_reach(tree, layout, counter, probs, reach, value, player, False)
+    num_nodes = uint64(tree.node_kind.shape[0])
     for w in range(wave_start.shape[0] - 1):
-        for k in prange(wave_start[w], wave_start[w + 1]):
-            best_response_unit(tree, probs, units[k], reach, value, choice)
+        first = wave_start[w]
+        size = wave_start[w + 1] - first
+        pieces = min(size, _PIECES)
+        counter[0] = 0
+        for _ in prange(counter[1]):
+            while True:
+                k = _take(counter)
+                if k >= pieces:
+                    break
+                for i in range(first + size * k // pieces, first + size * (k + 1) // pieces):
+                    unit = uint64(units[i])
+                    if unit < num_nodes:
+                        best_response_node(tree, probs, value, unit)
+                    else:
+                        best_infoset_action(tree, unit - num_nodes, reach, value, choice)
     return value[0]
+
+
+_PIECES = 64  # a best-response wave is shared out in up to this many pieces

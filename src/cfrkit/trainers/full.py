@@ -111,8 +111,9 @@ class CFR(Trainer):
         if count > 1:
             with _threads.running(count):
                 return run_full_parallel(
-                    self.game.tree, parallel_layout(self.game), self._state, self._scratch,
-                    schedule, self._alternating, self._lower, self._rule.predictive,
+                    self.game.tree, parallel_layout(self.game), _threads.workers(count),
+                    self._state, self._scratch, schedule, self._alternating, self._lower,
+                    self._rule.predictive,
                 )
         return run_full(
             self.game.tree, self._state, self._scratch, schedule, self._alternating,
