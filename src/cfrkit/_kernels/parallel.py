@@ -108,7 +108,12 @@ def _task_pass(parent, edge_slot, edge_player, edge_last, bound, probs, reach, v
 @njit(cache=True, _nrt=False, inline="always")
 def _slot_sums(tree, reach, value, instant, baseline, infoset) -> None:
     """``baseline[I] += pi(h) v(h)``, ``instant[I, a] += pi(h) v(h a)`` over the histories
-    ``h`` of ``infoset``, from the last: the serial backward loop's order."""
+    ``h`` of ``infoset``, from the last: the serial backward loop's order.
+
+    Each sum runs in a register over all the histories, then is stored once: infosets of
+    neighbouring chunks share cache lines, and a store per history made two threads slower than
+    one on five-player Kuhn poker (480 infosets, ~240 histories each).
+    """
     i = uint64(infoset)
     first = uint64(tree.infoset_first_slot[i])
     actions = uint64(tree.infoset_num_actions[i])
@@ -116,13 +121,17 @@ def _slot_sums(tree, reach, value, instant, baseline, infoset) -> None:
     nodes = tree.infoset_nodes
     start = uint64(tree.infoset_node_start[i])
     stop = uint64(tree.infoset_node_start[i + uint64(1)])
+    total = baseline[i]
     for k in range(stop - start):
         h = uint64(nodes[stop - uint64(1) - k])
-        r = reach[h]
-        baseline[i] += r * value[h]
-        c = uint64(first_child[h])
-        for a in range(actions):
-            instant[first + a] += r * value[c + a]
+        total += reach[h] * value[h]
+    baseline[i] = total
+    for a in range(actions):
+        total = instant[first + a]
+        for k in range(stop - start):
+            h = uint64(nodes[stop - uint64(1) - k])
+            total += reach[h] * value[uint64(first_child[h]) + a]
+        instant[first + a] = total
 
 
 @njit(cache=True, _nrt=False, inline="never")
