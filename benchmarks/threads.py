@@ -4,7 +4,8 @@ For each game and trainer (VanillaCFR, CFRPlus), three trainers advance in turn,
 number of iterations per turn, repeated (medians of the repeats are printed):
 
 * ``threads=1``: the serial kernel;
-* ``threads=2``: what a user gets (the serial kernel below ``PARALLEL_MIN_NODES`` nodes);
+* ``threads=2``: what a user gets (the serial kernel below ``PARALLEL_MIN_NODES`` nodes,
+  ``EVALUATION_MIN_NODES`` for NashConv);
 * ``parallel, 2``: the parallel kernel forced on two threads, whatever the game's size -- how
   the threshold was chosen.
 
@@ -20,7 +21,7 @@ and the figures mean little. Measures; never asserts.
 
 ``--cold GAME`` instead times, in fresh processes with an empty numba cache, the first
 ``VanillaCFR(game, threads=t).iterate(1)`` and the first ``nash_conv(..., threads=t)`` for
-``t`` = 1 and 2 (GAME must have at least ``PARALLEL_MIN_NODES`` nodes for 2 to differ).
+``t`` = 1 and 2 (GAME must have at least ``EVALUATION_MIN_NODES`` nodes for 2 to differ).
 
 Games are cfrkit's built-ins (``kuhn``, ``kuhn3``, ``leduc``) or OpenSpiel game strings
 (``pip install open_spiel``).
@@ -55,12 +56,12 @@ def load(name: str) -> cfrkit.CompiledGame:
 
 def forced(call):
     """``call()`` with the parallel kernels used on any game."""
-    saved = _threads.PARALLEL_MIN_NODES
-    _threads.PARALLEL_MIN_NODES = 0
+    saved = _threads.PARALLEL_MIN_NODES, _threads.EVALUATION_MIN_NODES
+    _threads.PARALLEL_MIN_NODES = _threads.EVALUATION_MIN_NODES = 0
     try:
         return call()
     finally:
-        _threads.PARALLEL_MIN_NODES = saved
+        _threads.PARALLEL_MIN_NODES, _threads.EVALUATION_MIN_NODES = saved
 
 
 def timed(call) -> float:
@@ -177,7 +178,9 @@ def main(argv=None) -> None:
     forced(lambda: cfrkit.nash_conv(load("kuhn"), cfrkit.Policy.uniform(load("kuhn")),
                                     threads=2))  # starts the thread pool
     print(f"{numba.threading_layer()}, NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS}, "
-          f"PARALLEL_MIN_NODES={_threads.PARALLEL_MIN_NODES:,}")
+          f"PARALLEL_MIN_NODES={_threads.PARALLEL_MIN_NODES:,}, "
+          f"EVALUATION_MIN_NODES={_threads.EVALUATION_MIN_NODES:,}, "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     print(f"load average before: {load_average()}")
     print(f"medians of {args.repeats} interleaved turns; ms per iteration (per NashConv)")
     print()

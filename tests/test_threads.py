@@ -47,6 +47,7 @@ def fresh(game) -> cfrkit.CompiledGame:
 def parallel_everywhere(monkeypatch):
     """Every game runs the parallel kernels when given more than one thread."""
     monkeypatch.setattr(_threads, "PARALLEL_MIN_NODES", 0)
+    monkeypatch.setattr(_threads, "EVALUATION_MIN_NODES", 0)
 
 
 def state_arrays(trainer) -> list[np.ndarray]:
@@ -129,8 +130,9 @@ def test_threads_change_between_calls(parallel_everywhere):
 def test_random_games(game):
     """Any random game, any split: the parallel kernel's run and evaluation are the serial
     ones."""
-    saved = _threads.PARALLEL_MIN_NODES, statics.SPLIT_MIN_NODES
-    _threads.PARALLEL_MIN_NODES, statics.SPLIT_MIN_NODES = 0, 1 + game.seed % 16
+    saved = _threads.PARALLEL_MIN_NODES, _threads.EVALUATION_MIN_NODES, statics.SPLIT_MIN_NODES
+    _threads.PARALLEL_MIN_NODES, _threads.EVALUATION_MIN_NODES = 0, 0
+    statics.SPLIT_MIN_NODES = 1 + game.seed % 16
     try:
         compiled = fresh(game)
         one = cfrkit.CFRPlus(compiled, threads=1).iterate(20)
@@ -142,7 +144,7 @@ def test_random_games(game):
         assert np.array_equal(a.best_response_values, b.best_response_values)
         assert np.array_equal(a.values, b.values)
     finally:
-        _threads.PARALLEL_MIN_NODES, statics.SPLIT_MIN_NODES = saved
+        _threads.PARALLEL_MIN_NODES, _threads.EVALUATION_MIN_NODES, statics.SPLIT_MIN_NODES = saved
         cfrkit.compile_game(game)._cache.pop("parallel_layout", None)
 
 
@@ -280,6 +282,11 @@ def test_serial_below_threshold(monkeypatch):
     assert _threads.parallel_threads(_threads.PARALLEL_MIN_NODES, 2) == 2
     assert (_threads.parallel_threads(_threads.PARALLEL_MIN_NODES, None)
             == numba.config.NUMBA_NUM_THREADS)
+    between = _threads.EVALUATION_MIN_NODES - 1
+    assert _threads.PARALLEL_MIN_NODES <= between  # passes parallel, evaluation not
+    assert _threads.parallel_threads(between, 2) == 2
+    assert _threads.parallel_threads(between, 2, evaluation=True) == 1
+    assert _threads.parallel_threads(_threads.EVALUATION_MIN_NODES, 2, evaluation=True) == 2
 
     def refuse(*args):
         raise AssertionError("the parallel kernel ran on a small game")

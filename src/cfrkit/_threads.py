@@ -2,7 +2,8 @@
 between the serial and the parallel kernel, and numba's per-thread setting around a call.
 
 The parallel kernels give the serial kernels' results bit for bit, so the choice is about speed
-alone: a game below :data:`PARALLEL_MIN_NODES` nodes, or one thread, runs the serial kernel
+alone: a game below :data:`PARALLEL_MIN_NODES` nodes (:data:`EVALUATION_MIN_NODES` for the
+evaluation kernels), or one thread, runs the serial kernel
 (the parallel one pays a few microseconds per parallel loop and per thread, which a small game's
 whole pass does not cover; OpenMP made small games slower in the 2018 C++ report too).
 """
@@ -19,11 +20,14 @@ import numpy as np
 
 from ._text import short_repr
 
-__all__ = ["PARALLEL_MIN_NODES", "check_threads", "parallel_threads", "running", "workers"]
+__all__ = ["EVALUATION_MIN_NODES", "PARALLEL_MIN_NODES", "check_threads", "parallel_threads", "running", "workers"]
 
-#: Games with fewer nodes than this run the serial kernels whatever ``threads`` says (measured
-#: with benchmarks/threads.py: below it two threads gain nothing on this machine).
+#: Games with fewer nodes than this run the serial full passes whatever ``threads`` says
+#: (benchmarks/threads.py, 2 cores: two threads gain 1.1x at 51,181 nodes, lose 2x at 9,457).
 PARALLEL_MIN_NODES = 50_000
+#: The same for the evaluation kernels, whose parallel loops are shorter (two threads: 0.92x at
+#: 51,181 nodes, 1.5x at 116,437).
+EVALUATION_MIN_NODES = 100_000
 
 
 def check_threads(threads: object, name: str = "threads") -> int | None:
@@ -41,12 +45,14 @@ def check_threads(threads: object, name: str = "threads") -> int | None:
     return int(threads)
 
 
-def parallel_threads(num_nodes: int, threads: int | None) -> int:
-    """How many threads the kernels for a game of ``num_nodes`` nodes should run on: 1 means the
-    serial kernel (also in a process forked from one whose GNU OpenMP pool was running, where a
-    parallel kernel would be killed: the results are the same)."""
+def parallel_threads(num_nodes: int, threads: int | None, evaluation: bool = False) -> int:
+    """How many threads the kernels for a game of ``num_nodes`` nodes should run on (the full
+    passes, or with ``evaluation`` the evaluation kernels): 1 means the serial kernel (also in a
+    process forked from one whose GNU OpenMP pool was running, where a parallel kernel would be
+    killed: the results are the same)."""
     count = numba.config.NUMBA_NUM_THREADS if threads is None else threads
-    if count < 2 or num_nodes < PARALLEL_MIN_NODES or _forked_openmp():
+    minimum = EVALUATION_MIN_NODES if evaluation else PARALLEL_MIN_NODES
+    if count < 2 or num_nodes < minimum or _forked_openmp():
         return 1
     return count
 

@@ -144,7 +144,7 @@ def warm_up_evaluation(game: Game | CompiledGame, threads: int | None = None) ->
     now, if this process has not yet: one evaluation of the uniform policy (a timed run can then
     leave compilation out)."""
     compiled = compile_game(game)
-    if not _kernels_ready[_threads.parallel_threads(compiled.num_nodes, threads) > 1]:
+    if not _kernels_ready[_threads.parallel_threads(compiled.num_nodes, threads, True) > 1]:
         evaluate(compiled, Policy.uniform(compiled), threads=threads)
 
 
@@ -214,8 +214,8 @@ def expected_values(
         The profile (a mapping goes through :meth:`~cfrkit.Policy.from_dict`).
     threads : int, optional
         Threads to run on (default: all of numba's, ``numba.config.NUMBA_NUM_THREADS``); the
-        result is the same, bit for bit, whatever the count. Games under
-        ``PARALLEL_MIN_NODES`` nodes (50,000) always run on one.
+        result is the same, bit for bit, whatever the count. Games under 100,000 nodes always
+        run on one (more threads gain nothing there).
 
     Returns
     -------
@@ -238,7 +238,7 @@ def expected_values(
 
 def _thread_count(compiled: CompiledGame, threads: object) -> int:
     """The threads the kernels run on for ``threads=`` (validated): 1 is the serial kernels."""
-    return _threads.parallel_threads(compiled.num_nodes, _threads.check_threads(threads))
+    return _threads.parallel_threads(compiled.num_nodes, _threads.check_threads(threads), True)
 
 
 def _values(compiled: CompiledGame, probs: np.ndarray, count: int = 1) -> np.ndarray:
