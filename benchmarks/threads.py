@@ -18,6 +18,11 @@ and the figures mean little. Measures; never asserts.
     python benchmarks/threads.py --games kuhn_poker(players=5),liars_dice(dice_sides=5)
     python benchmarks/threads.py --seconds 0.2 --repeats 7
     python benchmarks/threads.py --cold liars_dice(dice_sides=5)   # first-use compile times
+    python benchmarks/threads.py --games liars_dice --busy 1          # another process busy
+
+``--busy N`` keeps N other processes spinning for the whole run, to see what threads do on a
+machine whose cores are not free. cfrkit sets ``OMP_WAIT_POLICY=PASSIVE`` unless it is set;
+``OMP_WAIT_POLICY=ACTIVE python benchmarks/threads.py ...`` shows spinning threads instead.
 
 ``--cold GAME`` instead times, in fresh processes with an empty numba cache, the first
 ``VanillaCFR(game, threads=t).iterate(1)`` and the first ``nash_conv(..., threads=t)`` for
@@ -168,10 +173,23 @@ def main(argv=None) -> None:
     parser.add_argument("--seconds", type=float, default=0.3, help="time per turn (default 0.3)")
     parser.add_argument("--repeats", type=int, default=5, help="turns per trainer (default 5)")
     parser.add_argument("--cold", metavar="GAME", help="time first-use compilation instead")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="other processes to keep spinning meanwhile (default 0)")
     args = parser.parse_args(argv)
     if args.cold:
         cold(args.cold, args.repeats)
         return
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(args.busy)]
+    try:
+        run(args)
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def run(args) -> None:
     import numba
 
     print(f"numba {numba.__version__}, threading layer: ", end="")
@@ -181,7 +199,7 @@ def main(argv=None) -> None:
           f"PARALLEL_MIN_NODES={_threads.PARALLEL_MIN_NODES:,}, "
           f"EVALUATION_MIN_NODES={_threads.EVALUATION_MIN_NODES:,}, "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
-    print(f"load average before: {load_average()}")
+    print(f"load average before: {load_average()}; {args.busy} spinning processes")
     print(f"medians of {args.repeats} interleaved turns; ms per iteration (per NashConv)")
     print()
     header = (f"{'game':<26}{'nodes':>10}  {'what':<11}{'threads=1':>10}{'threads=2':>10}"

@@ -90,9 +90,9 @@ def running(count: int) -> Iterator[None]:
     if _pool_pid is None:
         # GNU OpenMP's idle threads spin by default, and a spinning thread holds a core that a
         # thread with work may need: with another process busy on a 2-core machine, two
-        # threads measured 14x slower than one; with passive waiting, faster (benchmarks/
-        # threads.py). libgomp reads this when numba first loads it, just below; a value the
-        # user set is kept.
+        # threads measured 6-7x slower than one on liar's dice; with passive waiting, 1.28x
+        # faster (benchmarks/threads.py --busy 1). libgomp reads this when numba first loads
+        # it, just below; a value the user set is kept.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     previous = numba.get_num_threads()  # starts numba's thread pool on first use
     if _pool_pid is None:
