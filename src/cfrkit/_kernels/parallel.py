@@ -17,16 +17,23 @@ task's range in every level below. A pass is then:
   previous infoset's strategy as played). With alternating updates the sums and the update of
   an infoset go together: neither reads what the other writes for another infoset.
 
-No item of a ``prange`` writes what another reads, and every number is made by the operations
-of the serial kernel in its order: the results are bit-identical to the serial kernels, whatever
-the number of threads. (A numba reduction, or per-thread buffers summed at the end, would round
-by the thread count.)
+No task or chunk writes what another reads, and every number is made by the operations of the
+serial kernel in its order: the results are bit-identical to the serial kernels, whatever the
+number of threads and whichever thread does which task. (A numba reduction, or per-thread
+buffers summed at the end, would round by the thread count.)
+
+Each parallel loop runs one *worker* per thread (``prange(counter[1])``), and the workers take
+tasks (or chunks, or pieces of a wave) one at a time from an atomic counter (``_take``): numba's
+``prange`` hands each thread a fixed block of iterations, so a thread that lost its core to
+another process would hold the whole loop back by its block; this way it holds it back by one
+task. The counter is the caller's (``_threads.workers``), as is the thread count: numba's own
+count cannot be read from a cached kernel.
 
 Best responses go by *waves* of the serial kernel's units (a unit's wave is one more than the
 latest wave of the units it reads), the units of a wave in parallel; expected values by the
 tasks, then the top.
 
-Two numba rules every ``prange`` body here follows: loop indices are cast to ``uint64`` (numba
+Two numba rules every parallel loop body here follows: loop indices are cast to ``uint64`` (numba
 wraps negative signed indices, a test on every access: measured 60% slower on the forward loop),
 and nothing is written through a NamedTuple's field (numba loses those writes inside a
 ``prange``, numba issues #5872 and #7135): the bodies call non-inlined functions, which write
