@@ -109,7 +109,8 @@ def _write(path: str, metadata: dict, arrays: dict[str, np.ndarray]) -> None:
 
 
 def load_trainer(
-    path: str | os.PathLike, game: Game | CompiledGame, *, rule: RegretRule | None = None
+    path: str | os.PathLike, game: Game | CompiledGame, *, rule: RegretRule | None = None,
+    threads: int | None = None,
 ):
     """Rebuild the trainer saved in ``path`` by :meth:`Trainer.save`, on ``game``.
 
@@ -127,6 +128,10 @@ def load_trainer(
         Needed only for a trainer saved with a custom rule class (a subclass of
         :class:`~cfrkit.RegretRule`): an instance of that class with the saved parameters. The
         presets and plain ``RegretRule`` values are rebuilt from the file.
+    threads : int, optional
+        For a full-pass trainer (:class:`~cfrkit.CFR` and its presets): the threads its passes
+        run on (default: all cores; see :attr:`CFR.threads <cfrkit.CFR.threads>`). A runtime
+        choice, not kept in checkpoints: the arrays are the same whatever it is.
 
     Returns
     -------
@@ -140,6 +145,10 @@ def load_trainer(
         format version, was made for another game, needs ``rule=``, or claims an iteration past
         the trainer's limit (:data:`cfrkit.limits.MAX_ITERATIONS`, or its rule's; see
         :meth:`Trainer.iterate <cfrkit.trainers.Trainer.iterate>`).
+    ValueError
+        ``threads`` is not a positive integer up to ``numba.config.NUMBA_NUM_THREADS``, or is
+        given for a trainer that runs on one core (the sampled and pruned trainers,
+        :class:`~cfrkit.ResultTableLearner`).
 
     Notes
     -----
@@ -147,8 +156,9 @@ def load_trainer(
     larger seed (the old default drew 128 bits); it loads with the seed's low 64 bits, the only
     ones its random stream was ever seeded from.
     """
-    from . import trainers
+    from . import _threads, trainers
 
+    threads = _threads.check_threads(threads)
     name = os.fspath(path)
     metadata, arrays = _read(name)
     compiled = compile_game(game)
@@ -158,12 +168,15 @@ def load_trainer(
             f"{name}: made for another game ({saved_game.get('repr')}), not {compiled.game!r}"
         )
     if metadata.get("trainer") == "ResultTableLearner":
+        _single_core(threads, "ResultTableLearner")
         return _load_learner(name, metadata, arrays, compiled)
     if not isinstance(metadata.get("rule"), dict):
         raise CheckpointError(f"{name}: incomplete metadata (no 'rule')")
     cls = getattr(trainers, str(metadata.get("trainer")), None)
     if not (isinstance(cls, type) and issubclass(cls, trainers.Trainer)):
         raise CheckpointError(f"{name}: unknown trainer {metadata.get('trainer')!r}")
+    if not issubclass(cls, trainers.CFR):
+        _single_core(threads, cls.__name__)
     arguments = dict(metadata["arguments"])
     if "rule" in arguments:
         arguments["rule"] = _rule(name, metadata["rule"], rule)
@@ -188,6 +201,8 @@ def load_trainer(
         raise CheckpointError(f"{name}: iteration {short_repr(iteration)} is past the limit: {reason}")
     trainer._iteration = iteration
     trainer._nodes_touched = touched
+    if threads is not None:
+        trainer.threads = threads
     tree = compiled.tree
     trainer._fixed_rows = {
         int(i): trainer._state.probs[tree.infoset_first_slot[i]:
@@ -195,6 +210,15 @@ def load_trainer(
         for i in np.flatnonzero(trainer._state.locked)
     }
     return trainer
+
+
+def _single_core(threads: int | None, trainer: str) -> None:
+    """A ValueError if ``threads`` is given for a trainer that does not take it."""
+    if threads is not None:
+        raise ValueError(
+            f"threads applies to the full-pass trainers (CFR and its presets); {trainer} runs "
+            "on one core"
+        )
 
 
 def _read(name: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

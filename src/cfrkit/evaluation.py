@@ -13,10 +13,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import _threads
 from ._kernels import best_response as _br
+from ._kernels import parallel as _parallel
 from ._notice import compile_notice
 from .game import Game
 from .policy import Policy, check_policy_game
+from .statics import parallel_layout
 from .tree import CompiledGame, compile_game
 
 __all__ = [
@@ -119,26 +122,30 @@ class Evaluation:
         return "\n".join(lines)
 
 
-_kernels_ready = False  # the evaluation kernels were compiled (or loaded) in this process
+# the evaluation kernels were compiled (or loaded) in this process: the serial ones, the
+# parallel ones
+_kernels_ready = {False: False, True: False}
 
 
 @contextlib.contextmanager
-def _announced() -> Iterator[None]:
+def _announced(parallel: bool = False) -> Iterator[None]:
     """Announce the evaluation kernels' first compilation if it takes a while."""
-    global _kernels_ready
-    if _kernels_ready:
+    if _kernels_ready[parallel]:
         yield
         return
-    with compile_notice("the evaluation kernels"):
+    with compile_notice("the parallel evaluation kernels" if parallel
+                        else "the evaluation kernels"):
         yield
-    _kernels_ready = True
+    _kernels_ready[parallel] = True
 
 
-def warm_up_evaluation(game: Game | CompiledGame) -> None:
-    """Compile (or load) the evaluation kernels now, if this process has not yet: one
-    evaluation of the uniform policy (a timed run can then leave compilation out)."""
-    if not _kernels_ready:
-        evaluate(game, Policy.uniform(game))
+def warm_up_evaluation(game: Game | CompiledGame, threads: int | None = None) -> None:
+    """Compile (or load) the evaluation kernels ``evaluate(game, ..., threads=threads)`` uses
+    now, if this process has not yet: one evaluation of the uniform policy (a timed run can then
+    leave compilation out)."""
+    compiled = compile_game(game)
+    if not _kernels_ready[_threads.parallel_threads(compiled.num_nodes, threads, True) > 1]:
+        evaluate(compiled, Policy.uniform(compiled), threads=threads)
 
 
 def _profile(compiled: CompiledGame, policy: Policy | Mapping, caller: str) -> np.ndarray:
@@ -168,6 +175,24 @@ def _response_order(compiled: CompiledGame, player: int) -> tuple[np.ndarray, in
     return cached
 
 
+def _response_waves(compiled: CompiledGame, player: int) -> tuple[np.ndarray, np.ndarray]:
+    """The units of :func:`_response_order` grouped into waves for the parallel kernel:
+    ``(units, wave_start)``, wave ``w`` being ``units[wave_start[w]:wave_start[w + 1]]``."""
+    key = ("best_response_waves", player)
+    cached = compiled._cache.get(key)
+    if cached is None:
+        order, used = _response_order(compiled, player)
+        wave = np.empty(used, dtype=np.int64)
+        unit_wave = np.full(compiled.num_nodes + compiled.num_infosets, -1, dtype=np.int64)
+        _br.best_response_waves(compiled.tree, player, order, used, unit_wave, wave)
+        by_wave = np.argsort(wave, kind="stable")
+        wave_start = np.zeros(int(wave.max(initial=-1)) + 2, dtype=np.int64)
+        np.cumsum(np.bincount(wave, minlength=wave_start.shape[0] - 1), out=wave_start[1:])
+        cached = (np.ascontiguousarray(order[by_wave]), wave_start)
+        compiled._cache[key] = cached
+    return cached
+
+
 def _check_player(compiled: CompiledGame, player: int) -> int:
     if isinstance(player, bool) or not isinstance(player, (int, np.integer)):
         raise ValueError(f"player must be an int, got {player!r}")
@@ -176,8 +201,21 @@ def _check_player(compiled: CompiledGame, player: int) -> int:
     return int(player)
 
 
-def expected_values(game: Game | CompiledGame, policy: Policy | Mapping) -> np.ndarray:
+def expected_values(
+    game: Game | CompiledGame, policy: Policy | Mapping, *, threads: int | None = None
+) -> np.ndarray:
     """Each player's expected utility when everyone follows ``policy``.
+
+    Parameters
+    ----------
+    game : Game or CompiledGame
+        The game.
+    policy : Policy or Mapping
+        The profile (a mapping goes through :meth:`~cfrkit.Policy.from_dict`).
+    threads : int, optional
+        Threads to run on (default: all of numba's, ``numba.config.NUMBA_NUM_THREADS``); the
+        result is the same, bit for bit, whatever the count. Games under 100,000 nodes always
+        run on one (more threads gain nothing there).
 
     Returns
     -------
@@ -189,27 +227,49 @@ def expected_values(game: Game | CompiledGame, policy: Policy | Mapping) -> np.n
     ValueError
         If ``policy`` is a :class:`~cfrkit.Policy` of another game (an equal game compiled
         separately is fine; ``policy.to_dict()`` is matched by infoset key instead), or a
-        mapping :meth:`~cfrkit.Policy.from_dict` rejects.
+        mapping :meth:`~cfrkit.Policy.from_dict` rejects; or ``threads`` is not a positive
+        integer up to ``numba.config.NUMBA_NUM_THREADS`` or None.
     """
     compiled = compile_game(game)
-    with _announced():
-        return _values(compiled, _profile(compiled, policy, "expected_values"))
+    count = _thread_count(compiled, threads)
+    with _announced(count > 1):
+        return _values(compiled, _profile(compiled, policy, "expected_values"), count)
 
 
-def _values(compiled: CompiledGame, probs: np.ndarray) -> np.ndarray:
+def _thread_count(compiled: CompiledGame, threads: object) -> int:
+    """The threads the kernels run on for ``threads=`` (validated): 1 is the serial kernels."""
+    return _threads.parallel_threads(compiled.num_nodes, _threads.check_threads(threads), True)
+
+
+def _values(compiled: CompiledGame, probs: np.ndarray, count: int = 1) -> np.ndarray:
     value = compiled.tree.utility.copy()
-    _br.expected_values(compiled.tree, probs, value)
+    if count > 1:
+        with _threads.running(count):
+            _parallel.expected_values_parallel(
+                compiled.tree, parallel_layout(compiled), _threads.workers(count), probs, value,
+            )
+    else:
+        _br.expected_values(compiled.tree, probs, value)
     return value[:, 0].copy()
 
 
-def _best_response(compiled: CompiledGame, probs: np.ndarray, player: int) -> BestResponse:
+def _best_response(
+    compiled: CompiledGame, probs: np.ndarray, player: int, count: int = 1
+) -> BestResponse:
     tree = compiled.tree
-    order, used = _response_order(compiled, player)
     choice = np.zeros(compiled.num_infosets, dtype=np.int64)
     value = tree.utility[player].copy()
-    br_value = _br.best_response_value(
-        tree, probs, player, order, used, np.empty(compiled.num_nodes), value, choice
-    )
+    reach = np.empty(compiled.num_nodes)
+    if count > 1:
+        units, wave_start = _response_waves(compiled, player)
+        with _threads.running(count):
+            br_value = _parallel.best_response_value_parallel(
+                tree, parallel_layout(compiled), _threads.workers(count), probs, player,
+                units, wave_start, reach, value, choice,
+            )
+    else:
+        order, used = _response_order(compiled, player)
+        br_value = _br.best_response_value(tree, probs, player, order, used, reach, value, choice)
     start = tree.player_infoset_start
     actions = {
         compiled.infoset_keys[i]: compiled.infoset_actions[i][choice[i]]
@@ -224,7 +284,8 @@ def _best_response(compiled: CompiledGame, probs: np.ndarray, player: int) -> Be
 
 
 def best_response(
-    game: Game | CompiledGame, policy: Policy | Mapping, player: int
+    game: Game | CompiledGame, policy: Policy | Mapping, player: int, *,
+    threads: int | None = None,
 ) -> BestResponse:
     """``player``'s best response to the other players' strategies in ``policy``.
 
@@ -232,6 +293,8 @@ def best_response(
     ``argmax_a sum_{h in I} pi_{-i}(h) v_i(h a)``, where ``pi_{-i}`` is the others' and chance's
     reach and ``v_i`` already assumes the best response deeper down; with perfect recall this
     maximises ``player``'s expected utility. Ties go to the first action in the game's order.
+
+    ``threads``: as in :func:`expected_values` (the same response, bit for bit, on any count).
 
     Returns
     -------
@@ -245,33 +308,44 @@ def best_response(
         If ``policy`` is a :class:`~cfrkit.Policy` of another game (an equal game compiled
         separately is fine; ``policy.to_dict()`` is matched by infoset key instead), or a
         mapping :meth:`~cfrkit.Policy.from_dict` rejects.
-        Also if ``player`` is not one of the game's players.
+        Also if ``player`` is not one of the game's players, or ``threads`` is not a
+        positive integer up to ``numba.config.NUMBA_NUM_THREADS`` or None.
     """
     compiled = compile_game(game)
     player = _check_player(compiled, player)
-    with _announced():
-        return _best_response(compiled, _profile(compiled, policy, "best_response"), player)
+    count = _thread_count(compiled, threads)
+    with _announced(count > 1):
+        return _best_response(compiled, _profile(compiled, policy, "best_response"), player,
+                              count)
 
 
-def evaluate(game: Game | CompiledGame, policy: Policy | Mapping) -> Evaluation:
+def evaluate(
+    game: Game | CompiledGame, policy: Policy | Mapping, *, threads: int | None = None
+) -> Evaluation:
     """Values, best-response values, per-player improvements and NashConv of ``policy``.
+
+    ``threads``: as in :func:`expected_values` (the same numbers, bit for bit, on any count).
 
     Raises
     ------
     ValueError
         If ``policy`` is a :class:`~cfrkit.Policy` of another game (an equal game compiled
         separately is fine; ``policy.to_dict()`` is matched by infoset key instead), or a
-        mapping :meth:`~cfrkit.Policy.from_dict` rejects.
+        mapping :meth:`~cfrkit.Policy.from_dict` rejects; or ``threads`` is not a positive
+        integer up to ``numba.config.NUMBA_NUM_THREADS`` or None.
     """
-    return _evaluate(compile_game(game), policy, "evaluate")
+    return _evaluate(compile_game(game), policy, "evaluate", threads)
 
 
-def _evaluate(compiled: CompiledGame, policy: Policy | Mapping, caller: str) -> Evaluation:
+def _evaluate(
+    compiled: CompiledGame, policy: Policy | Mapping, caller: str, threads: object = None
+) -> Evaluation:
+    count = _thread_count(compiled, threads)
     probs = _profile(compiled, policy, caller)
-    with _announced():
-        values = _values(compiled, probs)
+    with _announced(count > 1):
+        values = _values(compiled, probs, count)
         responses = np.array(
-            [_best_response(compiled, probs, p).value for p in range(compiled.num_players)]
+            [_best_response(compiled, probs, p, count).value for p in range(compiled.num_players)]
         )
     improvements = responses - values
     total = float(improvements.sum())
@@ -285,28 +359,38 @@ def _evaluate(compiled: CompiledGame, policy: Policy | Mapping, caller: str) -> 
     )
 
 
-def nash_conv(game: Game | CompiledGame, policy: Policy | Mapping) -> float:
+def nash_conv(
+    game: Game | CompiledGame, policy: Policy | Mapping, *, threads: int | None = None
+) -> float:
     """``sum_i (u_i(BR_i, sigma_{-i}) - u_i(sigma))``: how far ``policy`` is from equilibrium.
+
+    ``threads``: as in :func:`expected_values` (the same number, bit for bit, on any count).
 
     Raises
     ------
     ValueError
         If ``policy`` is a :class:`~cfrkit.Policy` of another game (an equal game compiled
         separately is fine; ``policy.to_dict()`` is matched by infoset key instead), or a
-        mapping :meth:`~cfrkit.Policy.from_dict` rejects.
+        mapping :meth:`~cfrkit.Policy.from_dict` rejects; or ``threads`` is not a positive
+        integer up to ``numba.config.NUMBA_NUM_THREADS`` or None.
     """
-    return _evaluate(compile_game(game), policy, "nash_conv").nash_conv
+    return _evaluate(compile_game(game), policy, "nash_conv", threads).nash_conv
 
 
-def exploitability(game: Game | CompiledGame, policy: Policy | Mapping) -> float:
+def exploitability(
+    game: Game | CompiledGame, policy: Policy | Mapping, *, threads: int | None = None
+) -> float:
     """NashConv / 2, the mean gain of a best response, for two-player zero-sum games.
+
+    ``threads``: as in :func:`expected_values` (the same number, bit for bit, on any count).
 
     Raises
     ------
     ValueError
         If the game does not have two players or is not zero-sum; if ``policy`` is a
         :class:`~cfrkit.Policy` of another game (an equal game compiled separately is fine), or
-        a mapping :meth:`~cfrkit.Policy.from_dict` rejects.
+        a mapping :meth:`~cfrkit.Policy.from_dict` rejects; or ``threads`` is not a positive
+        integer up to ``numba.config.NUMBA_NUM_THREADS`` or None.
     """
     compiled = compile_game(game)
     if compiled.num_players != 2 or not compiled.zero_sum:
@@ -315,4 +399,4 @@ def exploitability(game: Game | CompiledGame, policy: Policy | Mapping) -> float
             f"{compiled.num_players} players and is {'' if compiled.zero_sum else 'not '}"
             "zero-sum (use nash_conv)"
         )
-    return _evaluate(compiled, policy, "exploitability").nash_conv / 2
+    return _evaluate(compiled, policy, "exploitability", threads).nash_conv / 2

@@ -30,7 +30,8 @@ from ._kernels.sampled_pass import (
 from .tree import CHANCE, DECISION, TERMINAL, CompiledGame, GameTree
 
 __all__ = [
-    "SamplingLayout", "Statics", "alias_tables", "pruning_bounds", "sampling_layout", "statics_for",
+    "ParallelLayout", "SamplingLayout", "Statics", "alias_tables", "parallel_layout",
+    "pruning_bounds", "sampling_layout", "statics_for",
 ]
 
 
@@ -202,6 +203,104 @@ def sampling_layout(compiled: CompiledGame) -> dict[str, np.ndarray]:
         # left writable: read-only arrays would be a second numba type (see pruning_bounds)
         compiled._cache["sampling_layout"] = cached
     return cached
+
+
+class ParallelLayout(NamedTuple):
+    """How the parallel kernels cut the tree (see :func:`parallel_layout`): the *top* levels,
+    run serially, then ``T`` tasks, each a contiguous range of every level from the split
+    level down; and ``K`` chunks of each player's infosets.
+    """
+
+    top_forward_end: int  # the forward loop's top: nodes [1, top_forward_end) (above the split)
+    top_backward_end: int  # the backward loop's top: the children [1, top_backward_end)
+    task_bound: np.ndarray  # int64[R, T+1]: task t's nodes in the split level + r are
+    # [task_bound[r, t], task_bound[r, t + 1])
+    infoset_chunks: np.ndarray  # int64[P, K+1]: player p's chunk k is the infosets
+    # [infoset_chunks[p, k], infoset_chunks[p, k + 1]) (empty chunks where p has few)
+
+
+#: The parallel layout's split level: the first with at least this many nodes (its nodes are
+#: grouped into the tasks, so it bounds how evenly the work can be shared).
+SPLIT_MIN_NODES = 256
+#: Tasks of the parallel passes, and chunks of each player's infosets: enough that any thread
+#: count up to a dozen or so gets an even share (prange hands each thread a contiguous block).
+PARALLEL_TASKS = 64
+
+
+def parallel_layout(compiled: CompiledGame) -> ParallelLayout:
+    """The parallel kernels' cut of the tree (``_kernels/parallel.py``), computed once per game
+    with numpy and cached on it.
+
+    The split level is the first with at least :data:`SPLIT_MIN_NODES` nodes (the last if none
+    has); the levels above it are the *top*. Its nodes are cut into up to
+    :data:`PARALLEL_TASKS` tasks of about equal subtree size. Breadth-first, the descendants of
+    a contiguous range of one level are a contiguous range of each deeper level (a node's
+    children are contiguous, and ordered as their parents), so a task is one range per level,
+    found by running sums of the child counts. Each player's infosets are cut into up to as
+    many chunks of about equal work (histories times actions, plus slots).
+    """
+    cached = compiled._cache.get("parallel_layout")
+    if cached is None:
+        cached = _build_parallel_layout(compiled.tree)
+        compiled._cache["parallel_layout"] = cached
+    return cached
+
+
+def _even_cuts(work: np.ndarray, parts: int) -> np.ndarray:
+    """Indices ``0 = c_0 < ... < c_k = len(work)`` (``k <= parts``) cutting ``work`` into
+    contiguous pieces of about equal sum."""
+    total = np.concatenate([[0.0], np.cumsum(work, dtype=np.float64)])
+    if work.shape[0] == 0:
+        return np.zeros(1, dtype=np.int64)
+    targets = total[-1] * np.arange(1, parts) / parts
+    inner = np.searchsorted(total, targets, side="left")
+    return np.unique(np.concatenate([[0], inner, [work.shape[0]]])).astype(np.int64)
+
+
+def _build_parallel_layout(tree: GameTree) -> ParallelLayout:
+    levels = _levels(tree)
+    sizes = [hi - lo for lo, hi in levels]
+    split = next((k for k, size in enumerate(sizes) if size >= SPLIT_MIN_NODES), len(levels) - 1)
+    split = max(split, 1)  # the root alone is never worth a task
+    num_children = tree.node_num_children
+    # every node boundary of the split level, followed down level by level
+    rows = []
+    if split < len(levels):
+        lo, hi = levels[split]
+        bounds = np.arange(lo, hi + 1, dtype=np.int64)
+        rows.append(bounds)
+        for level in range(split, len(levels) - 1):
+            lo, hi = levels[level]
+            running = np.zeros(hi - lo + 1, dtype=np.int64)
+            np.cumsum(num_children[lo:hi], out=running[1:])
+            bounds = levels[level + 1][0] + running[bounds - lo]
+            rows.append(bounds)
+    if rows:
+        every = np.stack(rows)
+        subtree = (every[:, 1:] - every[:, :-1]).sum(axis=0)
+        cuts = _even_cuts(subtree, PARALLEL_TASKS)
+        task_bound = np.ascontiguousarray(every[:, cuts])
+    else:
+        task_bound = np.zeros((0, 1), dtype=np.int64)
+    num_nodes = tree.node_kind.shape[0]
+    top_forward_end = levels[split][0] if split < len(levels) else num_nodes
+    top_backward_end = levels[split + 1][0] if split + 1 < len(levels) else num_nodes
+    # infoset chunks: work ~ histories x (actions + 1) for the sums, plus the slots
+    histories = np.diff(tree.infoset_node_start).astype(np.float64)
+    actions = tree.infoset_num_actions.astype(np.float64)
+    work = histories * (actions + 1.0) + actions
+    chunks = np.zeros((tree.num_players, PARALLEL_TASKS + 1), dtype=np.int64)
+    for player in range(tree.num_players):
+        first, end = tree.player_infoset_start[player : player + 2]
+        cuts = first + _even_cuts(work[first:end], PARALLEL_TASKS)
+        chunks[player, : cuts.shape[0]] = cuts
+        chunks[player, cuts.shape[0] :] = end  # empty chunks at the end
+    return ParallelLayout(
+        top_forward_end=int(top_forward_end),
+        top_backward_end=int(top_backward_end),
+        task_bound=task_bound,
+        infoset_chunks=chunks,
+    )
 
 
 def _rows(columns: dict[int, np.ndarray]) -> np.ndarray:

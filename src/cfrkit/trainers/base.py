@@ -116,6 +116,10 @@ class Trainer(abc.ABC):
             self.game, sampling=buffers.sampling, pruning=buffers.bounds
         )
 
+    #: Threads for solve()'s evaluations (None: all of numba's); full-pass trainers take it as
+    #: an argument and run their passes on it too (see CFR.threads)
+    _threads: int | None = None
+
     # -- the traversal, for subclasses ------------------------------------------------------------
     @abc.abstractmethod
     def _configure(self) -> Buffers:
@@ -281,7 +285,7 @@ class Trainer(abc.ABC):
             # process would otherwise count seconds of compilation as training or evaluation
             if not self._warm:
                 self._warm_up()
-            warm_up_evaluation(self.game)
+            warm_up_evaluation(self.game, self._threads)
             run = _SolveRun(self, target, None if max_iterations is None else int(max_iterations),
                             limit,
                             _progress_bar(type(self).__name__, max_iterations) if progress else None)
@@ -502,7 +506,8 @@ class _SolveRun:
 
     def check(self) -> None:
         start = time.perf_counter()
-        nash_conv = evaluate(self.trainer.game, self.trainer.average_policy()).nash_conv
+        nash_conv = evaluate(self.trainer.game, self.trainer.average_policy(),
+                             threads=self.trainer._threads).nash_conv
         self.last_evaluation = time.perf_counter() - start
         self.evaluating += self.last_evaluation
         self.iterations.append(self.trainer.iteration)

@@ -36,6 +36,8 @@ class CFRPlus(CFR):
         Alternating (default, as CFR+ is defined) or simultaneous updates.
     fixed : Policy or Mapping, optional
         Infosets whose strategy is held fixed (see :class:`Trainer`).
+    threads : int, optional
+        Threads for the passes (default: all cores; see :class:`CFR`).
     """
 
     def __init__(
@@ -44,8 +46,10 @@ class CFRPlus(CFR):
         *,
         alternating: bool = True,
         fixed: Policy | Mapping | None = None,
+        threads: int | None = None,
     ) -> None:
-        super().__init__(game, rule=RegretRule.cfr_plus(), alternating=alternating, fixed=fixed)
+        super().__init__(game, rule=RegretRule.cfr_plus(), alternating=alternating, fixed=fixed,
+                         threads=threads)
 
     _rule_in_repr = False
 
@@ -71,6 +75,8 @@ class LinearCFR(CFR):
         Alternating (default) or simultaneous updates.
     fixed : Policy or Mapping, optional
         Infosets whose strategy is held fixed (see :class:`Trainer`).
+    threads : int, optional
+        Threads for the passes (default: all cores; see :class:`CFR`).
     """
 
     def __init__(
@@ -79,8 +85,10 @@ class LinearCFR(CFR):
         *,
         alternating: bool = True,
         fixed: Policy | Mapping | None = None,
+        threads: int | None = None,
     ) -> None:
-        super().__init__(game, rule=RegretRule.linear(), alternating=alternating, fixed=fixed)
+        super().__init__(game, rule=RegretRule.linear(), alternating=alternating, fixed=fixed,
+                         threads=threads)
 
     _rule_in_repr = False
 
@@ -108,6 +116,8 @@ class DiscountedCFR(CFR):
         Alternating (default) or simultaneous updates.
     fixed : Policy or Mapping, optional
         Infosets whose strategy is held fixed (see :class:`Trainer`).
+    threads : int, optional
+        Threads for the passes (default: all cores; see :class:`CFR`).
     """
 
     def __init__(
@@ -119,9 +129,11 @@ class DiscountedCFR(CFR):
         gamma: float = 2.0,
         alternating: bool = True,
         fixed: Policy | Mapping | None = None,
+        threads: int | None = None,
     ) -> None:
         rule = RegretRule.discounted(alpha=alpha, beta=beta, gamma=gamma)
-        super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
+        super().__init__(game, rule=rule, alternating=alternating, fixed=fixed,
+                         threads=threads)
 
     def _constructor_arguments(self) -> dict:
         rule = self._rule
@@ -148,6 +160,8 @@ class PredictiveCFRPlus(CFR):
         Alternating (default) or simultaneous updates.
     fixed : Policy or Mapping, optional
         Infosets whose strategy is held fixed (see :class:`Trainer`).
+    threads : int, optional
+        Threads for the passes (default: all cores; see :class:`CFR`).
     """
 
     def __init__(
@@ -156,9 +170,11 @@ class PredictiveCFRPlus(CFR):
         *,
         alternating: bool = True,
         fixed: Policy | Mapping | None = None,
+        threads: int | None = None,
     ) -> None:
         rule = RegretRule.predictive_plus()
-        super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
+        super().__init__(game, rule=rule, alternating=alternating, fixed=fixed,
+                         threads=threads)
 
     _rule_in_repr = False
 
@@ -187,6 +203,8 @@ class DCFRPlus(CFR):
         Alternating (default) or simultaneous updates.
     fixed : Policy or Mapping, optional
         Infosets whose strategy is held fixed (see :class:`Trainer`).
+    threads : int, optional
+        Threads for the passes (default: all cores; see :class:`CFR`).
     """
 
     def __init__(
@@ -197,9 +215,11 @@ class DCFRPlus(CFR):
         gamma: float = 4.0,
         alternating: bool = True,
         fixed: Policy | Mapping | None = None,
+        threads: int | None = None,
     ) -> None:
         rule = RegretRule.dcfr_plus(alpha=alpha, gamma=gamma)
-        super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
+        super().__init__(game, rule=rule, alternating=alternating, fixed=fixed,
+                         threads=threads)
 
     def _constructor_arguments(self) -> dict:
         return {"alternating": self._alternating, "alpha": self._rule.alpha,
@@ -229,6 +249,8 @@ class PDCFRPlus(CFR):
         Alternating (default) or simultaneous updates.
     fixed : Policy or Mapping, optional
         Infosets whose strategy is held fixed (see :class:`Trainer`).
+    threads : int, optional
+        Threads for the passes (default: all cores; see :class:`CFR`).
     """
 
     def __init__(
@@ -239,9 +261,11 @@ class PDCFRPlus(CFR):
         gamma: float = 5.0,
         alternating: bool = True,
         fixed: Policy | Mapping | None = None,
+        threads: int | None = None,
     ) -> None:
         rule = RegretRule.pdcfr_plus(alpha=alpha, gamma=gamma)
-        super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
+        super().__init__(game, rule=rule, alternating=alternating, fixed=fixed,
+                         threads=threads)
 
     def _constructor_arguments(self) -> dict:
         return {"alternating": self._alternating, "alpha": self._rule.alpha,
