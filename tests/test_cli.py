@@ -151,6 +151,25 @@ def test_cache_dir_compiles_once_and_loads_after(tmp_path):
     assert files[0].stat().st_mtime_ns == written
 
 
+def test_threads_option(tmp_path):
+    # same results on 1 thread as on all; refused where it does nothing or asks too much
+    run("solve", "kuhn(players=5)", "--trainer", "cfr+", "--iterations", "3", "--quiet",
+        "--json", "all.json", "--policy-out", "p.json", cwd=tmp_path)
+    run("solve", "kuhn(players=5)", "--trainer", "cfr+", "--iterations", "3", "--quiet",
+        "--json", "one.json", "--threads", "1", cwd=tmp_path)
+    one, every = (json.loads((tmp_path / f).read_text()) for f in ("one.json", "all.json"))
+    assert one["nash_conv"] == every["nash_conv"] and one["values"] == every["values"]
+    shown = run("evaluate", "kuhn(players=5)", "p.json", "--threads", "1", cwd=tmp_path).stdout
+    assert shown == run("evaluate", "kuhn(players=5)", "p.json", cwd=tmp_path).stdout
+    sampled = run("solve", "kuhn", "--trainer", "external-sampling", "--threads", "1",
+                  cwd=tmp_path, check_status=2)
+    assert "--threads applies to the full-pass trainers only" in sampled.stderr
+    assert len(sampled.stderr.strip().splitlines()) == 1
+    many = run("solve", "kuhn", "--threads", "100000", cwd=tmp_path, check_status=2)
+    assert "--threads" in many.stderr and len(many.stderr.strip().splitlines()) == 1
+    run("solve", "kuhn", "--threads", "0", cwd=tmp_path, check_status=2)
+
+
 def test_cache_dir_with_an_openspiel_game(tmp_path):
     pytest.importorskip("pyspiel")
     for name in ("a.json", "b.json"):

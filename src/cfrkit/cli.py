@@ -32,6 +32,7 @@ from .games import RPSLS, KuhnPoker, LeducPoker, RockPaperScissors
 from .games.kuhn import DEALS as KUHN_DEALS
 from .policy import load_policy
 from .trainers import (
+    CFR,
     CFRPlus,
     ChanceSampledCFR,
     DCFRPlus,
@@ -103,6 +104,7 @@ TRAINERS = {
     "pdcfr+": PDCFRPlus,
 }
 SAMPLED_TRAINERS = (ChanceSampledCFR, ExternalSamplingCFR, OutcomeSamplingCFR)
+FULL_PASS_TRAINERS = (CFR,)  # the ones that take threads=
 SAMPLED_NAMES = [name for name, cls in TRAINERS.items() if cls in SAMPLED_TRAINERS]
 DEFAULT_TRAINER = "dcfr+"  # the fastest to a target on the poker games measured (docs/trainers.md)
 
@@ -353,12 +355,16 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--json", metavar="FILE", help="write the results and the convergence history")
     solve.add_argument("--plot", metavar="FILE.png", help="draw the convergence (needs cfrkit[plot])")
     solve.add_argument("--quiet", action="store_true", help="no progress output on stderr")
+    solve.add_argument("--threads", type=_positive_int, metavar="N", help="threads of the full-pass trainers and of the evaluation (default: all "
+                       "cores; games under 50,000 histories use one)")
     solve.add_argument("--cache-dir", metavar="DIR", help="keep compiled games in this folder and load them from it next time "
                        "(see compile_game's cache_dir)")
 
     evaluate_ = commands.add_parser("evaluate", help="evaluate a policy file: values, NashConv")
     evaluate_.add_argument("game", help="the game the policy belongs to (as for solve)")
     evaluate_.add_argument("policy", help="a policy JSON file (from solve --policy-out or Policy.save)")
+    evaluate_.add_argument("--threads", type=_positive_int, metavar="N",
+                           help="threads of the evaluation (default: all cores)")
     evaluate_.add_argument("--cache-dir", metavar="DIR", help="keep compiled games in this folder and load them from it next time "
                        "(see compile_game's cache_dir)")
 
@@ -480,7 +486,7 @@ def _solve(args) -> int:
     if args.checkpoint is not None:
         trainer.save(args.checkpoint)
     policy = trainer.average_policy()
-    result = evaluate(compiled, policy)
+    result = evaluate(compiled, policy, threads=args.threads)
     print(policy.format_table())
     print()
     stopped = {"target": "target reached", "max_iterations": "iterations done",
@@ -519,8 +525,8 @@ def _duration(seconds: float) -> str:
 def _trainer(args, compiled):
     if args.resume is not None:
         try:
-            trainer = load_trainer(args.resume, compiled)
-        except CheckpointError as exc:
+            trainer = load_trainer(args.resume, compiled, threads=args.threads)
+        except (CheckpointError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if args.trainer is not None and not isinstance(trainer, TRAINERS[args.trainer]):
             raise UsageError(
@@ -533,7 +539,15 @@ def _trainer(args, compiled):
     sampled = cls in SAMPLED_TRAINERS
     if args.seed is not None and not sampled:
         raise UsageError(f"--seed applies to the sampled trainers only ({', '.join(SAMPLED_NAMES)})")
-    return cls(compiled, seed=args.seed) if sampled else cls(compiled)
+    if args.threads is not None and not issubclass(cls, FULL_PASS_TRAINERS):
+        raise UsageError(f"--threads applies to the full-pass trainers only, not {args.trainer} "
+                         "(it runs on one core; run several seeds at once with cfrkit sweep)")
+    try:
+        if sampled:
+            return cls(compiled, seed=args.seed)
+        return cls(compiled) if args.threads is None else cls(compiled, threads=args.threads)
+    except ValueError as exc:  # more threads than numba has
+        raise UsageError(f"--threads: {exc}") from None
 
 
 def _evaluate(args) -> int:
@@ -543,7 +557,11 @@ def _evaluate(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(f"{os.path.basename(args.policy)} on {compiled.game!r}:")
-    print(evaluate(compiled, policy))
+    try:
+        result = evaluate(compiled, policy, threads=args.threads)
+    except ValueError as exc:  # more threads than numba has
+        raise UsageError(f"--threads: {exc}") from None
+    print(result)
     return 0
 
 
