@@ -49,7 +49,7 @@ from numba.extending import intrinsic
 
 from .best_response import best_infoset_action, best_response_node, expected_value_node
 from .drivers import step_order
-from .update import add_to_average, fold_regrets, match_infoset, take_own_reach
+from .update import full_update_infoset, take_own_reach
 
 
 @intrinsic
@@ -150,18 +150,8 @@ def _infoset_chunk(tree, state, scratch, player: int, lo, hi, sums, update, dpos
     for infoset in range(uint64(lo), uint64(hi)):
         if sums:
             _slot_sums(tree, scratch.reach, value, scratch.instant, scratch.baseline, infoset)
-        if not update:
-            continue
-        start = tree.infoset_first_slot[infoset]
-        stop = start + tree.infoset_num_actions[infoset]
-        add_to_average(tree, state, infoset, weight * scratch.own_reach[infoset])
-        fold_regrets(state, scratch, infoset, start, stop, dpos, dneg, 1.0, 1.0, lower, predictive)
-        if state.locked[infoset]:
-            continue
-        if predictive:
-            match_infoset(state.regret, state.prediction, state.probs, start, stop, True)
-        else:
-            match_infoset(state.regret, state.prediction, state.probs, start, stop, False)
+        if update:
+            full_update_infoset(tree, state, scratch, infoset, dpos, dneg, weight, lower, predictive)
 
 
 @njit(cache=True, _nrt=False, inline="always")

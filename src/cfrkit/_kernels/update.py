@@ -190,18 +190,25 @@ def update_player(tree, state, scratch, player: int, dpos, dneg, weight, lower, 
     for infoset in range(first, end):
         take_own_reach(tree, state, scratch, infoset)
     for infoset in range(first, end):
-        start = tree.infoset_first_slot[infoset]
-        stop = start + tree.infoset_num_actions[infoset]
-        add_to_average(tree, state, infoset, weight * scratch.own_reach[infoset])
-        fold_regrets(state, scratch, infoset, start, stop, dpos, dneg, 1.0, 1.0, lower, predictive)
-        if state.locked[infoset]:
-            continue
-        # a constant switch in each of two copies: testing it per slot costs ~5% of a
-        # vanilla Leduc iteration
-        if predictive:
-            match_infoset(state.regret, state.prediction, state.probs, start, stop, True)
-        else:
-            match_infoset(state.regret, state.prediction, state.probs, start, stop, False)
+        full_update_infoset(tree, state, scratch, infoset, dpos, dneg, weight, lower, predictive)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def full_update_infoset(tree, state, scratch, infoset, dpos, dneg, weight, lower, predictive) -> None:
+    """One infoset's step of :func:`update_player` (its own reach already taken): average,
+    fold, and re-match unless locked."""
+    start = tree.infoset_first_slot[infoset]
+    stop = start + tree.infoset_num_actions[infoset]
+    add_to_average(tree, state, infoset, weight * scratch.own_reach[infoset])
+    fold_regrets(state, scratch, infoset, start, stop, dpos, dneg, 1.0, 1.0, lower, predictive)
+    if state.locked[infoset]:
+        return
+    # a constant switch in each of two copies: testing it per slot costs ~5% of a
+    # vanilla Leduc iteration
+    if predictive:
+        match_infoset(state.regret, state.prediction, state.probs, start, stop, True)
+    else:
+        match_infoset(state.regret, state.prediction, state.probs, start, stop, False)
 
 
 @njit(cache=True, _nrt=False, inline="always")
