@@ -20,6 +20,7 @@ import numpy as np
 from ._text import short_repr
 from .game import Game
 from .tree import CompiledGame, compile_game
+from .tree.store import _decode_label  # files name labels alike; a policy matches them to the game's
 
 __all__ = ["Policy", "load_policy", "policy_rows"]
 
@@ -604,19 +605,6 @@ def _encode_label(label: object) -> Any:
         f"cannot be saved: labels must be str, int, float, bool, None or tuples of these, "
         f"not {type(label).__name__}"
     )
-
-
-def _decode_label(value: object) -> Hashable:
-    """The action label a JSON value of :func:`_encode_label` stands for."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, dict) and len(value) == 1:
-        ((tag, inner),) = value.items()
-        if tag == "tuple" and isinstance(inner, list):
-            return tuple(_decode_label(item) for item in inner)
-        if tag == "float" and inner in ("inf", "-inf"):
-            return float(inner)
-    raise ValueError(f"{value!r} is not an action label")
 
 
 def _canonical(encoded: Any) -> str:
