@@ -53,9 +53,10 @@ BUILTIN = {"kuhn": KuhnPoker, "kuhn3": lambda: KuhnPoker(players=3), "leduc": Le
 
 def load(name: str) -> cfrkit.CompiledGame:
     if name in BUILTIN:
-        return cfrkit.compile_game(BUILTIN[name]())
+        return cfrkit.compile_game(BUILTIN[name](), progress=False)
     from cfrkit.openspiel import from_openspiel
 
+    os.environ["CFRKIT_QUIET"] = "1"  # no compile progress bar: the table is the output
     return cfrkit.compile_game(from_openspiel(name))
 
 

@@ -617,7 +617,8 @@ def _sweep_summary(table) -> str:
     groups: dict[tuple, list[dict]] = {}
     for row in table.filter(table["last"]).to_pylist():
         groups.setdefault((row["game"], row["trainer"], row["params"]), []).append(row)
-    header = f"{'game':<18} {'trainer and parameters':<34} {'runs':>4} {'errors':>6} " \
+    width = max([18] + [len(game) for game, _, _ in groups])  # the columns line up
+    header = f"{'game':<{width}} {'trainer and parameters':<34} {'runs':>4} {'errors':>6} " \
              f"{'NashConv':>10} {'iterations':>10} {'seconds':>8}"
     lines = [header, "-" * len(header)]
     for (game, trainer, params), rows in groups.items():
@@ -628,7 +629,7 @@ def _sweep_summary(table) -> str:
                        f"{np.median([r['final_seconds'] for r in ok]):>8.3g}")
         else:
             medians = f"{'-':>10} {'-':>10} {'-':>8}"
-        lines.append(f"{game:<18} {_setting_label(trainer, params):<34} {len(rows):>4} "
+        lines.append(f"{game:<{width}} {_setting_label(trainer, params):<34} {len(rows):>4} "
                      f"{len(rows) - len(ok):>6} {medians}")
         for row in rows:
             if row["status"] != "ok":

@@ -560,7 +560,9 @@ def sweep(
             axis.set_ylabel(_METRIC_LABELS[metric])
             axis.grid(True, which="major", alpha=0.4)
             axis.grid(True, which="minor", alpha=0.12)
-            axis.set_title(f"{game}: {_METRIC_NAMES[metric]} vs {_X_TITLES[panel]}")
+            # a long game name goes on a line of its own rather than past the panel
+            joint = ": " if len(game) <= 24 else "\n"
+            axis.set_title(f"{game}{joint}{_METRIC_NAMES[metric]} vs {_X_TITLES[panel]}")
         grid[r][0].legend(fontsize="small")
     if title:
         fig.suptitle(title)
