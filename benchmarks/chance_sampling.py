@@ -1,4 +1,4 @@
-"""The original project's headline: 10^7 chance-sampled CFR iterations of three-player Kuhn.
+"""A 2018 C++ report's headline: 10^7 chance-sampled CFR iterations of three-player Kuhn.
 
 The 2018 C++ code took 64.2 s optimised (193.2 s unoptimised) for 10^7 iterations, each one
 sampled deal walked once for all players (about 25 nodes; 2.5e8 nodes in all). This prints
