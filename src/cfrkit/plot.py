@@ -180,15 +180,7 @@ def convergence(
                 linewidth=1.5,
                 label=name,
             )
-        axis.set_xscale("log")
-        axis.set_yscale("log")
-        # on a range under a decade matplotlib labels minor ticks too, and they collide
-        axis.xaxis.set_minor_formatter(NullFormatter())
-        axis.yaxis.set_minor_formatter(NullFormatter())
-        axis.set_xlabel(_X_LABELS[panel])
-        axis.set_ylabel(_METRIC_LABELS[metric])
-        axis.grid(True, which="major", alpha=0.4)
-        axis.grid(True, which="minor", alpha=0.12)
+        _log_axes(axis, panel, metric)
         heading = f"{_METRIC_NAMES[metric]} vs {_X_TITLES[panel]}"
         if len(panels) == 1 and title is not None:
             heading = title
@@ -552,14 +544,7 @@ def sweep(
             if drawn.size and drawn.max() <= drawn.min() * (1 + 1e-9):  # exp(log(y)) rounds
                 # every run at one value (all solved exactly, at the floor): a decade around it
                 axis.set_ylim(drawn.min() / 10, drawn.max() * 10)
-            axis.set_xscale("log")
-            axis.set_yscale("log")
-            axis.xaxis.set_minor_formatter(NullFormatter())
-            axis.yaxis.set_minor_formatter(NullFormatter())
-            axis.set_xlabel(_X_LABELS[panel])
-            axis.set_ylabel(_METRIC_LABELS[metric])
-            axis.grid(True, which="major", alpha=0.4)
-            axis.grid(True, which="minor", alpha=0.12)
+            _log_axes(axis, panel, metric)
             # a long game name goes on a line of its own rather than past the panel
             joint = ": " if len(game) <= 24 else "\n"
             axis.set_title(f"{game}{joint}{_METRIC_NAMES[metric]} vs {_X_TITLES[panel]}")
@@ -613,3 +598,16 @@ def _draw_group(axis: Axes, curves: list[tuple[np.ndarray, np.ndarray]], label: 
                       alpha=0.18, linewidth=0)
     axis.plot(common, np.exp(np.median(logs, axis=0)), color=color, linestyle=linestyle,
               linewidth=1.8, label=label)
+
+
+def _log_axes(axis, panel: str, metric: str) -> None:
+    """Log-log axes with the panel's labels and a light grid."""
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    # on a range under a decade matplotlib labels minor ticks too, and they collide
+    axis.xaxis.set_minor_formatter(NullFormatter())
+    axis.yaxis.set_minor_formatter(NullFormatter())
+    axis.set_xlabel(_X_LABELS[panel])
+    axis.set_ylabel(_METRIC_LABELS[metric])
+    axis.grid(True, which="major", alpha=0.4)
+    axis.grid(True, which="minor", alpha=0.12)
