@@ -137,12 +137,7 @@ def convergence(
     >>> fig, ax = plt.subplots()  # doctest: +SKIP
     >>> cfrkit.plot.convergence(record, ax, x="seconds", metric="exploitability")  # doctest: +SKIP
     """
-    if x not in _X_CHOICES:
-        raise ValueError(f"x must be one of {_X_CHOICES}, got {x!r}")
-    if metric not in _METRIC_CHOICES:
-        raise ValueError(f"metric must be one of {_METRIC_CHOICES}, got {metric!r}")
-    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor < np.inf:
-        raise ValueError(f"floor must be a positive finite number, got {floor!r}")
+    _check_options(x, metric, floor)
     runs = _as_records(records)
     names = _labels(runs, labels)
     curves = [_curve(i, run, metric) for i, run in enumerate(runs)]
@@ -510,12 +505,7 @@ def sweep(
     >>> table = cfrkit.load_sweep("results/")       # doctest: +SKIP
     >>> cfrkit.plot.sweep(table).savefig("sweep.png")  # doctest: +SKIP
     """
-    if x not in _X_CHOICES:
-        raise ValueError(f"x must be one of {_X_CHOICES}, got {x!r}")
-    if metric not in _METRIC_CHOICES:
-        raise ValueError(f"metric must be one of {_METRIC_CHOICES}, got {metric!r}")
-    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor < np.inf:
-        raise ValueError(f"floor must be a positive finite number, got {floor!r}")
+    _check_options(x, metric, floor)
     rows = table.to_pylist() if hasattr(table, "to_pylist") else list(table)
     # game -> setting label -> run id -> its checks, in the table's order
     games: dict[str, dict[str, dict[str, list[Mapping]]]] = {}
@@ -611,3 +601,13 @@ def _log_axes(axis, panel: str, metric: str) -> None:
     axis.set_ylabel(_METRIC_LABELS[metric])
     axis.grid(True, which="major", alpha=0.4)
     axis.grid(True, which="minor", alpha=0.12)
+
+
+def _check_options(x: str, metric: str, floor: float) -> None:
+    """The ``x``, ``metric`` and ``floor`` arguments the plots share, checked."""
+    if x not in _X_CHOICES:
+        raise ValueError(f"x must be one of {_X_CHOICES}, got {x!r}")
+    if metric not in _METRIC_CHOICES:
+        raise ValueError(f"metric must be one of {_METRIC_CHOICES}, got {metric!r}")
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor < np.inf:
+        raise ValueError(f"floor must be a positive finite number, got {floor!r}")
