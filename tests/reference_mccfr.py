@@ -3,7 +3,7 @@
 Like :mod:`reference`, it walks the abstract Game / History API with plain recursion and dicts
 and shares no traversal code with the kernels. To be compared number for number it must make
 the kernels' random draws: a :class:`Draws` object replays them from a copy of the trainer's
-random state, in the kernels' order (depth-first pre-order: a node's draw when it is reached,
+random state (or of one of its streams'), in the kernels' order (depth-first pre-order: a node's draw when it is reached,
 children in the game's order), chance outcomes through the game's alias tables, actions by
 inverse CDF over the oracle's own current strategy. The oracle's strategies equal the
 kernels' to rounding, so the draws coincide.
@@ -39,11 +39,11 @@ from conftest import node_paths
 class Draws:
     """The kernels' random draws, replayed from a copy of a trainer's random state."""
 
-    def __init__(self, trainer) -> None:
+    def __init__(self, trainer, rng=None) -> None:
         compiled = trainer.game
         self.tree = compiled.tree
         self.statics = trainer._statics
-        self.rng = trainer._state.rng.copy()
+        self.rng = (trainer._state.rng if rng is None else rng).copy()
         paths = compiled._cache.get("test_node_paths")
         if paths is None:
             paths = compiled._cache["test_node_paths"] = node_paths(compiled.game)
@@ -152,20 +152,44 @@ def outcome_pass(game: Game, profile: Policy, player: int, draws: Draws, table,
 class ReferenceMCCFR(ReferenceCFR):
     """:class:`reference.ReferenceCFR` with external- or outcome-sampling passes, replaying a
     trainer's draws (build it before the trainer's first iteration, with the trainer's rule,
-    updates and locked rows)."""
+    updates and locked rows).
+
+    With the trainer's ``streams`` and ``samples``, a player's pass is ``streams`` times
+    ``samples`` passes, stream by stream, each stream replaying its own random state; their
+    regrets and average terms are averaged (each scaled by ``1 / (streams * samples)``).
+    """
 
     def __init__(self, game: Game, trainer, *, outcome: bool, exploration: float = 0.6,
                  **options) -> None:
         super().__init__(game, **options)
-        self.draws = Draws(trainer)
+        self.samples = trainer.samples
+        if trainer.streams == 1 and trainer.samples == 1:
+            self.streams = [Draws(trainer)]
+        else:
+            self.streams = [Draws(trainer, rng) for rng in trainer._pool.rng]
         self.outcome = outcome
         self.exploration = exploration
 
-    def _pass(self, player: int) -> PassResult:
+    def _one_pass(self, player: int, draws: Draws) -> PassResult:
         if self.outcome:
-            return outcome_pass(self.game, self.current, player, self.draws, self.table,
+            return outcome_pass(self.game, self.current, player, draws, self.table,
                                 self.exploration)
-        return external_pass(self.game, self.current, player, self.draws, self.table)
+        return external_pass(self.game, self.current, player, draws, self.table)
+
+    def _pass(self, player: int) -> PassResult:
+        results = [self._one_pass(player, draws)
+                   for draws in self.streams for _ in range(self.samples)]
+        if len(results) == 1:
+            return results[0]
+        share = 1.0 / len(results)
+        merged = PassResult(regrets=_zeros(self.table, player), own_reach={}, values=[])
+        for result in results:
+            for key, row in result.regrets.items():
+                for a, x in row.items():
+                    merged.regrets[key][a] += share * x
+            for key, terms in result.own_reach.items():
+                merged.own_reach.setdefault(key, []).extend(share * x for x in terms)
+        return merged
 
     def iterate(self, n: int = 1) -> ReferenceMCCFR:
         for _ in range(n):

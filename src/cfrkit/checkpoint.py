@@ -21,14 +21,14 @@ import json
 import os
 import tempfile
 import zipfile
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ._text import short_repr
 from .game import Game
 from .rules import RegretRule, iteration_limit
-from .state import Scratch, TrainerState
+from .state import TrainerState
 from .tree import CompiledGame, compile_game
 
 __all__ = ["CheckpointError", "load_trainer", "save_trainer"]
@@ -66,8 +66,9 @@ def save_trainer(trainer, path: str | os.PathLike) -> None:
         "game": {"repr": repr(trainer.game.game), "fingerprint": trainer.game.fingerprint},
     }
     arrays = {f"state/{name}": value for name, value in trainer._state._asdict().items()}
-    for name in trainer._persistent_scratch():
-        arrays[f"scratch/{name}"] = getattr(trainer._scratch, name)
+    for prefix, (bundle, fields) in trainer._persistent().items():
+        for name in fields:
+            arrays[f"{prefix}/{name}"] = getattr(bundle, name)
     _write(path, metadata, arrays)
 
 
@@ -129,9 +130,10 @@ def load_trainer(
         :class:`~cfrkit.RegretRule`): an instance of that class with the saved parameters. The
         presets and plain ``RegretRule`` values are rebuilt from the file.
     threads : int, optional
-        For a full-pass trainer (:class:`~cfrkit.CFR` and its presets): the threads its passes
-        run on (default: all cores; see :attr:`CFR.threads <cfrkit.CFR.threads>`). A runtime
-        choice, not kept in checkpoints: the arrays are the same whatever it is.
+        For a full-pass trainer (:class:`~cfrkit.CFR` and its presets) or an external- or
+        outcome-sampling one: the threads its passes run on (default: all cores; see
+        :attr:`CFR.threads <cfrkit.CFR.threads>`). A runtime choice, not kept in checkpoints:
+        the arrays are the same whatever it is.
 
     Returns
     -------
@@ -147,7 +149,7 @@ def load_trainer(
         :meth:`Trainer.iterate <cfrkit.trainers.Trainer.iterate>`).
     ValueError
         ``threads`` is not a positive integer up to ``numba.config.NUMBA_NUM_THREADS``, or is
-        given for a trainer that runs on one core (the sampled and pruned trainers,
+        given for a trainer that runs on one core (chance-sampled and pruned CFR,
         :class:`~cfrkit.ResultTableLearner`).
 
     Notes
@@ -157,6 +159,7 @@ def load_trainer(
     ones its random stream was ever seeded from.
     """
     from . import _threads, trainers
+    from .trainers.base import ThreadsOption
 
     threads = _threads.check_threads(threads)
     name = os.fspath(path)
@@ -175,7 +178,7 @@ def load_trainer(
     cls = getattr(trainers, str(metadata.get("trainer")), None)
     if not (isinstance(cls, type) and issubclass(cls, trainers.Trainer)):
         raise CheckpointError(f"{name}: unknown trainer {metadata.get('trainer')!r}")
-    if not issubclass(cls, trainers.CFR):
+    if not issubclass(cls, ThreadsOption):
         _single_core(threads, cls.__name__)
     arguments = dict(metadata["arguments"])
     if "rule" in arguments:
@@ -191,7 +194,8 @@ def load_trainer(
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{name}: its trainer arguments do not rebuild it ({exc})") from exc
     _fill(name, "state", trainer._state, TrainerState._fields, arrays)
-    _fill(name, "scratch", trainer._scratch, trainer._persistent_scratch(), arrays)
+    for prefix, (bundle, fields) in trainer._persistent().items():
+        _fill(name, prefix, bundle, fields, arrays)
     iteration, touched = metadata.get("iteration"), metadata.get("nodes_touched")
     # type() is int: JSON true/false would pass isinstance(..., int)
     if not (type(iteration) is int and iteration >= 0 and type(touched) is int and touched >= 0):
@@ -216,8 +220,8 @@ def _single_core(threads: int | None, trainer: str) -> None:
     """A ValueError if ``threads`` is given for a trainer that does not take it."""
     if threads is not None:
         raise ValueError(
-            f"threads applies to the full-pass trainers (CFR and its presets); {trainer} runs "
-            "on one core"
+            f"threads applies to the full-pass trainers (CFR and its presets) and to external "
+            f"and outcome sampling; {trainer} runs on one core"
         )
 
 
@@ -312,7 +316,7 @@ def _rule(name: str, saved: dict, given: RegretRule | None) -> RegretRule:
     return given
 
 
-def _fill(name: str, prefix: str, target: TrainerState | Scratch, fields, arrays) -> None:
+def _fill(name: str, prefix: str, target: NamedTuple, fields, arrays) -> None:
     """Copy the saved arrays into a fresh trainer's, checking each is there, shaped and typed
     as that trainer needs, and finite where it holds numbers."""
     for field in fields:

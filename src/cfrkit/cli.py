@@ -104,7 +104,8 @@ TRAINERS = {
     "pdcfr+": PDCFRPlus,
 }
 SAMPLED_TRAINERS = (ChanceSampledCFR, ExternalSamplingCFR, OutcomeSamplingCFR)
-FULL_PASS_TRAINERS = (CFR,)  # the ones that take threads=
+STREAM_TRAINERS = (ExternalSamplingCFR, OutcomeSamplingCFR)  # the ones that take streams=
+THREADED_TRAINERS = (CFR, *STREAM_TRAINERS)  # the ones that take threads=
 SAMPLED_NAMES = [name for name, cls in TRAINERS.items() if cls in SAMPLED_TRAINERS]
 DEFAULT_TRAINER = "dcfr+"  # the fastest to a target on the poker games measured (docs/trainers.md)
 
@@ -355,8 +356,12 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--json", metavar="FILE", help="write the results and the convergence history")
     solve.add_argument("--plot", metavar="FILE.png", help="draw the convergence (needs cfrkit[plot])")
     solve.add_argument("--quiet", action="store_true", help="no progress output on stderr")
-    solve.add_argument("--threads", type=_positive_int, metavar="N", help="threads of the full-pass trainers and of the evaluation (default: all "
-                       "cores; games under 50,000 histories use one)")
+    solve.add_argument("--threads", type=_positive_int, metavar="N", help="threads of the passes and of the evaluation (default: all "
+                       "cores; full passes of games under 50,000 histories use one)")
+    solve.add_argument("--streams", type=_positive_int, metavar="K", help="external/outcome sampling: K independent random streams "
+                       "per player and iteration, run on the threads (default 1)")
+    solve.add_argument("--samples", type=_positive_int, metavar="B", help="external/outcome sampling: passes per stream, player and "
+                       "iteration (default 1)")
     solve.add_argument("--cache-dir", metavar="DIR", help="keep compiled games in this folder and load them from it next time "
                        "(see compile_game's cache_dir)")
 
@@ -534,20 +539,31 @@ def _trainer(args, compiled):
             )
         if args.seed is not None:
             raise UsageError("--seed does not apply with --resume: the checkpoint keeps the random stream")
+        for flag in ("streams", "samples"):
+            if getattr(args, flag) is not None:
+                raise UsageError(f"--{flag} does not apply with --resume: the checkpoint keeps it")
         return trainer
     cls = TRAINERS[args.trainer or DEFAULT_TRAINER]
     sampled = cls in SAMPLED_TRAINERS
     if args.seed is not None and not sampled:
         raise UsageError(f"--seed applies to the sampled trainers only ({', '.join(SAMPLED_NAMES)})")
-    if args.threads is not None and not issubclass(cls, FULL_PASS_TRAINERS):
-        raise UsageError(f"--threads applies to the full-pass trainers only, not {args.trainer} "
-                         "(it runs on one core; run several seeds at once with cfrkit sweep)")
+    if args.threads is not None and not issubclass(cls, THREADED_TRAINERS):
+        raise UsageError(f"--threads applies to the full-pass trainers and to external and "
+                         f"outcome sampling, not {args.trainer} (it runs on one core; run "
+                         "several seeds at once with cfrkit sweep)")
+    options = {"threads": args.threads} if args.threads is not None else {}
+    for flag in ("streams", "samples"):
+        if getattr(args, flag) is not None:
+            if not issubclass(cls, STREAM_TRAINERS):
+                raise UsageError(f"--{flag} applies to external-sampling and outcome-sampling, "
+                                 f"not {args.trainer or DEFAULT_TRAINER}")
+            options[flag] = getattr(args, flag)
+    if sampled:
+        options["seed"] = args.seed
     try:
-        if sampled:
-            return cls(compiled, seed=args.seed)
-        return cls(compiled) if args.threads is None else cls(compiled, threads=args.threads)
-    except ValueError as exc:  # more threads than numba has
-        raise UsageError(f"--threads: {exc}") from None
+        return cls(compiled, **options)
+    except ValueError as exc:  # more threads than numba has, too many streams
+        raise UsageError(f"--{exc}") from None  # the message starts with the argument's name
 
 
 def _evaluate(args) -> int:

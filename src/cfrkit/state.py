@@ -6,6 +6,9 @@
 * :class:`Scratch` -- per-pass buffers (reach, values, instantaneous regrets, queues). Their
   contents do not survive from one iteration to the next in any way that matters, so they are
   rebuilt rather than saved.
+* :class:`StreamPool` -- a sampled trainer's parallel streams (``streams > 1``): each stream's
+  random state (persistent, like ``TrainerState.rng``) and sums, and each worker thread's
+  per-pass buffers.
 * :class:`~cfrkit.statics.Statics` -- per-game arrays, shared by every trainer on the game.
 
 ``N`` nodes, ``S`` infosets, ``A`` decision slots, ``C`` chance slots, ``P`` players. Arrays a
@@ -22,7 +25,10 @@ import numpy as np
 from .statics import Statics
 from .tree import GameTree
 
-__all__ = ["Scratch", "TrainerState", "new_scratch", "new_state", "sampling_scratch"]
+__all__ = [
+    "Scratch", "StreamPool", "TrainerState", "new_scratch", "new_state", "new_stream_pool",
+    "sampling_scratch",
+]
 
 
 class TrainerState(NamedTuple):
@@ -179,4 +185,82 @@ def sampling_scratch(scratch: Scratch, statics: Statics) -> Scratch:
         chance_heap=np.zeros(num_chance, dtype=np.int32),
         chance_stack=np.zeros((2, num_chance + 1), dtype=np.int32),
         segments=np.zeros((2, num_chance + 1), dtype=np.int32),
+    )
+
+
+class StreamPool(NamedTuple):
+    """A sampled trainer's ``k`` streams (``k`` rows; none when it runs the plain kernel) and
+    ``w`` workers (see ``_kernels/mccfr.py``).
+
+    Each stream has its own random state and its own sums, into which its passes of a round
+    add; a worker runs a stream's passes on its own node buffers. The merge then applies each
+    infoset's sums stream by stream in order, so the numbers do not depend on which worker
+    ran which stream or merged which infoset. ``TrainerState.rng`` is not used then.
+    """
+
+    rng: np.ndarray  # uint64[k, 4]: each stream's xoshiro256** state (persistent)
+    touched: np.ndarray  # int64[k]: nodes the stream's passes of the round touched
+    instant: np.ndarray  # float64[k, A]: the stream's slot sums (as Scratch.instant)
+    baseline: np.ndarray  # float64[k, S]
+    average: np.ndarray  # float64[k, S]: average weight each infoset collected (times sigma)
+    visited: np.ndarray  # int32[k, S]: infosets the stream's passes touched, in order
+    visited_stamp: np.ndarray  # int64[k, S]
+    visited_count: np.ndarray  # int64[k, 8]: as Scratch.visited_count, in columns 0 and 1
+    # (rows a cache line apart: written at every visit)
+    merged_stamp: np.ndarray  # int64[S]: the round in which each infoset was last merged
+    round: np.ndarray  # int64[1]: rounds merged so far
+    # per worker
+    worker_rng: np.ndarray  # uint64[w, 8]: the running stream's state in columns 0-3 (rows a
+    # cache line apart: written at every draw)
+    merged: np.ndarray  # int32[w, S]: the infosets the worker merged this round
+    merged_count: np.ndarray  # int64[w]
+    reach: np.ndarray  # float64[w, N]
+    value: np.ndarray  # float64[w, P, N]: terminal entries fixed to the utilities
+    own_reach: np.ndarray  # float64[w, S]
+    queue: np.ndarray  # int32[w, N]
+    sampled_child: np.ndarray  # int32[w, N]
+    stack: np.ndarray  # int32[w, N]
+
+
+def new_stream_pool(tree: GameTree, rng: np.ndarray, workers: int) -> StreamPool:
+    """A pool for the streams whose random states are the rows of ``rng`` (copied; no rows
+    for the plain kernel), with buffers for ``workers`` threads."""
+    streams = rng.shape[0]
+    num_infosets = tree.infoset_player.shape[0] if streams else 0
+    return StreamPool(
+        rng=np.array(rng, dtype=np.uint64).reshape(streams, 4),
+        touched=np.zeros(streams, dtype=np.int64),
+        instant=np.zeros((streams, tree.num_action_slots if streams else 0)),
+        baseline=np.zeros((streams, num_infosets)),
+        average=np.zeros((streams, num_infosets)),
+        visited=np.zeros((streams, num_infosets), dtype=np.int32),
+        visited_stamp=np.full((streams, num_infosets), -1, dtype=np.int64),
+        visited_count=_padded(streams),
+        merged_stamp=np.full(num_infosets, -1, dtype=np.int64),
+        round=np.zeros(1, dtype=np.int64),
+        **worker_buffers(tree, workers if streams else 0),
+    )
+
+
+def _padded(rows: int, dtype=np.int64) -> np.ndarray:
+    """``rows x 8`` zeros: rows a cache line (64 bytes) long, for small rows that two threads
+    write (sharing a line, they would pass it back and forth at every write). Kept whole, not
+    sliced, so the array's numba type does not change with the number of rows."""
+    return np.zeros((rows, 8), dtype=dtype)
+
+
+def worker_buffers(tree: GameTree, workers: int) -> dict[str, np.ndarray]:
+    """The per-worker fields of a :class:`StreamPool` (for a new thread count)."""
+    num_nodes = tree.node_kind.shape[0]
+    num_infosets = tree.infoset_player.shape[0] if workers else 0
+    return dict(
+        worker_rng=_padded(workers, np.uint64),
+        merged=np.zeros((workers, num_infosets), dtype=np.int32),
+        merged_count=np.zeros(workers, dtype=np.int64),
+        reach=np.zeros((workers, num_nodes)),
+        value=np.repeat(np.asarray(tree.utility, dtype=np.float64)[None], workers, axis=0),
+        own_reach=np.zeros((workers, num_infosets)),
+        queue=np.zeros((workers, num_nodes), dtype=np.int32),
+        sampled_child=np.zeros((workers, num_nodes), dtype=np.int32),
+        stack=np.zeros((workers, num_nodes), dtype=np.int32),
     )

@@ -33,13 +33,19 @@ folds them in with the regret rule. The average strategy is added during the pas
 
 from __future__ import annotations
 
-from numba import njit
+from typing import NamedTuple
 
+import numpy as np
+from numba import njit, prange, uint64
+
+from ..state import Scratch
 from ..tree import CHANCE
 from .chance import sample_outcome
+from .parallel import take_task
 from .random import next_double
 from .update import (
     add_to_average,
+    update_infoset,
     advance_discounts,
     clear_visited,
     list_visited,
@@ -68,8 +74,10 @@ def sample_action(rng, probs, s: int, m: int, exploration: float) -> int:
     return last
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def external_pass(tree, statics, state, scratch, stack, player: int, weight: float) -> int:
+@njit(cache=True, _nrt=False, inline="never")
+def external_pass(
+    tree, statics, state, scratch, stack, rng, player: int, weight: float, deferred,
+) -> int:
     """One external-sampling pass of ``player``; returns the nodes touched.
 
     Forward: a depth-first walk (``stack``) in pre-order, drawing chance outcomes and the other
@@ -79,7 +87,9 @@ def external_pass(tree, statics, state, scratch, stack, player: int, weight: flo
     the sampled child's value at a sampled node, ``sum_a sigma(a) v(h a)`` at ``player``'s,
     where ``v(h a)`` goes to the slot sums and ``v(h)`` to the baseline. Writes
     ``scratch.value[player]``, ``scratch.reach`` (``pi_o``), ``scratch.sampled_child``,
-    ``scratch.queue``, ``scratch.instant``, ``scratch.baseline`` and ``state.strategy_sum``.
+    ``scratch.queue``, ``scratch.instant``, ``scratch.baseline`` and ``state.strategy_sum``
+    (with ``deferred``, the average weights go to ``scratch.visits`` instead: see
+    :func:`_average`).
     """
     node_kind = tree.node_kind
     node_player = tree.node_player
@@ -88,7 +98,6 @@ def external_pass(tree, statics, state, scratch, stack, player: int, weight: flo
     first_child = tree.node_first_child
     num_children = tree.node_num_children
     probs = state.probs
-    rng = state.rng
     others = scratch.reach  # pi_o: sampled reach of the players other than p and the averaged
     chosen = scratch.sampled_child
     order = scratch.queue
@@ -117,7 +126,8 @@ def external_pass(tree, statics, state, scratch, stack, player: int, weight: flo
             list_visited(scratch, infoset)
             if solo:  # no one else to average it: its own reach, as chance sampling does
                 take_own_reach(tree, state, scratch, infoset)
-                add_to_average(tree, state, infoset, weight * scratch.own_reach[infoset])
+                _average(tree, state, scratch, infoset, weight * scratch.own_reach[infoset],
+                         deferred)
             touched += m
             for j in range(m - 1, -1, -1):  # pushed last first: the first child pops first
                 if num_children[c + j] > 0:
@@ -128,7 +138,7 @@ def external_pass(tree, statics, state, scratch, stack, player: int, weight: flo
         else:
             k = sample_action(rng, probs, s, m, 0.0)
             if node_player[n] == averaged:
-                add_to_average(tree, state, node_infoset[n], weight / reach)
+                _average(tree, state, scratch, node_infoset[n], weight / reach, deferred)
             else:
                 reach *= probs[s + k]
         chosen[n] = k
@@ -157,9 +167,10 @@ def external_pass(tree, statics, state, scratch, stack, player: int, weight: flo
     return touched
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="never")
 def outcome_pass(
-    tree, statics, state, scratch, stack, player: int, weight: float, exploration: float,
+    tree, statics, state, scratch, stack, rng, player: int, weight: float, exploration: float,
+    deferred,
 ) -> int:
     """One outcome-sampling pass of ``player``: one sampled path; returns the nodes touched.
 
@@ -171,7 +182,8 @@ def outcome_pass(
     value is ``v / s(k)`` and the node's ``sigma(k) v / s(k)``; both, divided by ``q_p(h)``
     (chance's and the others' probabilities cancel against their sampling), go to the slot
     sum of ``k`` and to the baseline. Writes ``scratch.reach``, ``scratch.sampled_child``,
-    ``scratch.instant``, ``scratch.baseline`` and ``state.strategy_sum``.
+    ``scratch.instant``, ``scratch.baseline`` and ``state.strategy_sum`` (``scratch.visits``
+    with ``deferred``).
     """
     node_kind = tree.node_kind
     node_player = tree.node_player
@@ -180,7 +192,6 @@ def outcome_pass(
     first_child = tree.node_first_child
     num_children = tree.node_num_children
     probs = state.probs
-    rng = state.rng
     chosen = scratch.sampled_child
     chance_offset = tree.num_action_slots
     own = 1.0  # pi_p(h)
@@ -199,7 +210,7 @@ def outcome_pass(
         elif node_player[n] == player:
             infoset = node_infoset[n]
             list_visited(scratch, infoset)
-            add_to_average(tree, state, infoset, weight * own / sampling)
+            _average(tree, state, scratch, infoset, weight * own / sampling, deferred)
             k = sample_action(rng, probs, s, m, exploration)
             scratch.reach[n] = own_sampling
             explored = exploration / m + (1.0 - exploration) * probs[s + k]
@@ -227,13 +238,165 @@ def outcome_pass(
     return depth + 1
 
 
+#: A round's merge hands out infosets to workers in blocks of this many consecutive ids
+#: (interleaved: both players' infosets spread over every worker).
+_MERGE_BLOCK = 64
+
+
+class AliasTables(NamedTuple):
+    """The part of :class:`~cfrkit.statics.Statics` the passes read."""
+
+    alias_prob: np.ndarray
+    alias_index: np.ndarray
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _average(tree, state, scratch, infoset: int, weight: float, deferred) -> None:
+    """Add ``weight * sigma(I)`` to the average -- or, ``deferred`` (a stream's pass, which must
+    not write the shared sums), list ``I`` and add ``weight`` to ``scratch.visits[I]``, for
+    :func:`_merge_streams` to add in stream order."""
+    if deferred:
+        list_visited(scratch, infoset)
+        scratch.visits[uint64(infoset)] += weight
+    else:
+        add_to_average(tree, state, infoset, weight)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _one_pass(
+    tree, statics, state, scratch, stack, rng, player, weight, outcome, exploration, deferred,
+) -> int:
+    if outcome:
+        return outcome_pass(
+            tree, statics, state, scratch, stack, rng, player, weight, exploration, deferred
+        )
+    return external_pass(tree, statics, state, scratch, stack, rng, player, weight, deferred)
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _stream_worker(
+    tree, statics, state, scratch, pool, counter, worker: int, samples: int, player: int,
+    weight: float, outcome, exploration: float,
+) -> None:
+    """One worker's share of a round's passes: streams taken one at a time from ``counter``,
+    each making ``samples`` passes into its own sums, on the worker's node buffers (a
+    :class:`Scratch` assembled from both; the fields passes do not read are the trainer's
+    own, empty ones)."""
+    w = uint64(worker)
+    # the stream's random state runs in the worker's own row: two streams' rows share a
+    # cache line, which two threads drawing would pass back and forth
+    rng = pool.worker_rng[w]
+    while True:
+        j = take_task(counter)
+        if j >= pool.rng.shape[0]:
+            return
+        s = uint64(j)
+        view = Scratch(
+            reach=pool.reach[w], value=pool.value[w], own_reach=pool.own_reach[w],
+            instant=pool.instant[s], baseline=pool.baseline[s], visits=pool.average[s],
+            queue=pool.queue[w], visited=pool.visited[s], visited_stamp=pool.visited_stamp[s],
+            visited_count=pool.visited_count[s], joint_reach=scratch.joint_reach,
+            sampled_child=pool.sampled_child[w], sample_stamp=scratch.sample_stamp,
+            sample_id=scratch.sample_id, work=scratch.work, subtree_queue=scratch.subtree_queue,
+            position_value=scratch.position_value, position_own=scratch.position_own,
+            chance_pick=scratch.chance_pick, chance_heap=scratch.chance_heap,
+            chance_stack=scratch.chance_stack, segments=scratch.segments,
+        )
+        for b in range(4):
+            rng[b] = pool.rng[s, b]
+        touched = 0
+        for _ in range(samples):
+            touched += _one_pass(tree, statics, state, view, pool.stack[w], rng, player, weight,
+                                 outcome, exploration, True)
+        for b in range(4):
+            pool.rng[s, b] = rng[b]
+        pool.touched[s] = touched
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _merge_worker(
+    tree, state, scratch, pool, worker: int, samples: int, player: int, alternating,
+    dpos: float, dneg: float, lower: float, lazy,
+) -> None:
+    """Worker ``worker``'s share of a round's merge: the infosets of the blocks of
+    ``_MERGE_BLOCK`` ids it owns. It reads the streams' lists in stream order and, for its
+    infosets, adds each stream's sums scaled by ``1 / (k * samples)`` (the mean of the
+    round's independent estimates): the average weight into the average, the player's regret
+    estimates into ``scratch.instant``; it empties the streams' sums, then, with
+    ``alternating``, updates the player's infosets it merged."""
+    w = uint64(worker)
+    workers = pool.merged_count.shape[0]
+    streams = pool.rng.shape[0]
+    share = 1.0 / (streams * samples)
+    this_round = pool.round[0]
+    merged = 0  # counted here, stored once: the workers' counts share a cache line
+    for j in range(streams):
+        s = uint64(j)
+        for k in range(pool.visited_count[s, 0]):
+            i = uint64(pool.visited[s, uint64(k)])
+            if (i // _MERGE_BLOCK) % workers != w:
+                continue
+            average = pool.average[s, i]
+            if average != 0.0:
+                add_to_average(tree, state, i, share * average)
+                pool.average[s, i] = 0.0
+            if pool.merged_stamp[i] != this_round:
+                pool.merged_stamp[i] = this_round
+                pool.merged[w, uint64(merged)] = i
+                merged += 1
+            if tree.infoset_player[i] != player:
+                continue  # only averaged in this round
+            # the stream's regret estimates, instant - baseline, are what is averaged (the
+            # baseline of the merged sums stays 0): a stream whose estimate is exactly 0
+            # adds exactly 0, so regret matching sees the zeros the plain kernel would
+            baseline = pool.baseline[s, i]
+            pool.baseline[s, i] = 0.0
+            start = tree.infoset_first_slot[i]
+            for a in range(start, start + tree.infoset_num_actions[i]):
+                slot = uint64(a)
+                scratch.instant[slot] += share * (pool.instant[s, slot] - baseline)
+                pool.instant[s, slot] = 0.0
+    pool.merged_count[w] = merged
+    if alternating:
+        for k in range(merged):
+            i = uint64(pool.merged[w, uint64(k)])
+            if tree.infoset_player[i] == player:
+                update_infoset(tree, state, scratch, i, dpos, dneg, lower, False, lazy)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _after_merge(tree, scratch, pool, player: int, alternating) -> int:
+    """After a round's merge: empty the streams' lists; without ``alternating``, list the
+    player's merged infosets in ``scratch`` for the update at the end of the iteration; start
+    the next round. Returns the nodes the round touched."""
+    touched = 0
+    for j in range(pool.rng.shape[0]):
+        touched += pool.touched[j]
+        pool.visited_count[j, 0] = 0
+        pool.visited_count[j, 1] += 1
+    if not alternating:
+        for w in range(pool.merged_count.shape[0]):
+            for k in range(pool.merged_count[w]):
+                i = pool.merged[w, k]
+                if tree.infoset_player[i] == player:
+                    list_visited(scratch, i)
+    pool.round[0] += 1
+    return touched
+
+
 @njit(cache=True, _nrt=False, inline="always")
 def _mccfr_block(
-    tree, statics, state, scratch, stack, schedule, alternating, lower, lazy, outcome,
-    exploration: float,
+    tree, statics, state, scratch, stack, pool, counter, samples, schedule, alternating, lower,
+    lazy, outcome, exploration: float, streams,
 ) -> int:
     """``schedule.shape[1]`` iterations: each player's pass in turn (and its update at once
-    when ``alternating``; else every update after the last pass, all on the same profile)."""
+    when ``alternating``; else every update after the last pass, all on the same profile).
+
+    With streams (``pool`` has rows), a player's pass is a *round*: ``samples`` passes per
+    stream, then the merge (and, alternating, the update) infoset by infoset, each step run by
+    ``counter[1]`` workers in parallel when this is inlined in a parallel kernel (serially
+    otherwise: ``prange`` is ``range`` there).
+    """
     num_players = tree.num_players
     touched = 0
     for k in range(schedule.shape[1]):
@@ -241,12 +404,22 @@ def _mccfr_block(
             advance_discounts(state, schedule[0, k], schedule[1, k])
         weight = schedule[2, k]
         for player in range(num_players):
-            if outcome:
-                touched += outcome_pass(
-                    tree, statics, state, scratch, stack, player, weight, exploration
-                )
+            if streams:
+                counter[0] = 0
+                # numba cannot hand a parallel loop a bundle holding a bundle (statics.layout)
+                tables = AliasTables(statics.alias_prob, statics.alias_index)
+                for worker in prange(counter[1]):
+                    _stream_worker(tree, tables, state, scratch, pool, counter, worker, samples,
+                                   player, weight, outcome, exploration)
+                for worker in prange(counter[1]):
+                    _merge_worker(tree, state, scratch, pool, worker, samples, player,
+                                  alternating, schedule[0, k], schedule[1, k], lower, lazy)
+                touched += _after_merge(tree, scratch, pool, player, alternating)
+                if alternating:
+                    continue  # each infoset was updated as it was merged
             else:
-                touched += external_pass(tree, statics, state, scratch, stack, player, weight)
+                touched += _one_pass(tree, statics, state, scratch, stack, state.rng, player,
+                                     weight, outcome, exploration, False)
             if alternating or player == num_players - 1:
                 update_visited(
                     tree, state, scratch, player if alternating else 0, player + 1,
@@ -256,20 +429,58 @@ def _mccfr_block(
     return touched
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def run_external(tree, statics, state, scratch, stack, schedule, alternating, lower, lazy) -> int:
-    """External-sampling MCCFR: a block of iterations in one call (see :func:`external_pass`)."""
-    return _mccfr_block(
-        tree, statics, state, scratch, stack, schedule, alternating, lower, lazy, False, 0.0
-    )
+# One entry point per scheme and kind of kernel: the scheme, and whether there are streams, are
+# constants in each, so numba compiles only what that kernel runs (the plain kernels, the ones
+# most runs use, compile in half the time of the stream kernels).
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def run_outcome(
-    tree, statics, state, scratch, stack, schedule, alternating, lower, lazy, exploration: float,
-) -> int:
-    """Outcome-sampling MCCFR: a block of iterations in one call (see :func:`outcome_pass`)."""
-    return _mccfr_block(
-        tree, statics, state, scratch, stack, schedule, alternating, lower, lazy, True,
-        exploration,
-    )
+def run_external(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
+                 alternating, lower, lazy) -> int:
+    """External-sampling MCCFR, one pass per player and iteration: a block of iterations in
+    one call (see :func:`external_pass` and :func:`_mccfr_block`)."""
+    return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
+                        alternating, lower, lazy, False, 0.0, False)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def run_external_streams(tree, statics, state, scratch, stack, pool, counter, samples,
+                         schedule, alternating, lower, lazy) -> int:
+    """:func:`run_external` with the pool's streams, on one thread."""
+    return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
+                        alternating, lower, lazy, False, 0.0, True)
+
+
+@njit(cache=True, nogil=True, parallel=True, _nrt=False)
+def run_external_parallel(tree, statics, state, scratch, stack, pool, counter, samples,
+                          schedule, alternating, lower, lazy) -> int:
+    """:func:`run_external_streams` with each round's streams, and its merge, on
+    ``counter[1]`` threads: the same numbers, bit for bit, on any count."""
+    return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
+                        alternating, lower, lazy, False, 0.0, True)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def run_outcome(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
+                alternating, lower, lazy, exploration: float) -> int:
+    """Outcome-sampling MCCFR, one pass per player and iteration: a block of iterations in
+    one call (see :func:`outcome_pass` and :func:`_mccfr_block`)."""
+    return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
+                        alternating, lower, lazy, True, exploration, False)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def run_outcome_streams(tree, statics, state, scratch, stack, pool, counter, samples,
+                        schedule, alternating, lower, lazy, exploration: float) -> int:
+    """:func:`run_outcome` with the pool's streams, on one thread."""
+    return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
+                        alternating, lower, lazy, True, exploration, True)
+
+
+@njit(cache=True, nogil=True, parallel=True, _nrt=False)
+def run_outcome_parallel(tree, statics, state, scratch, stack, pool, counter, samples,
+                         schedule, alternating, lower, lazy, exploration: float) -> int:
+    """:func:`run_outcome_streams` on ``counter[1]`` threads (see
+    :func:`run_external_parallel`)."""
+    return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
+                        alternating, lower, lazy, True, exploration, True)

@@ -23,7 +23,7 @@ number of threads and whichever thread does which task. (A numba reduction, or p
 buffers summed at the end, would round by the thread count.)
 
 Each parallel loop runs one *worker* per thread (``prange(counter[1])``), and the workers take
-tasks (or chunks, or pieces of a wave) one at a time from an atomic counter (``_take``): numba's
+tasks (or chunks, or pieces of a wave) one at a time from an atomic counter (``take_task``): numba's
 ``prange`` hands each thread a fixed block of iterations, so a thread that lost its core to
 another process would hold the whole loop back by its block; this way it holds it back by one
 task. The counter is the caller's (``_threads.workers``), as is the thread count: numba's own
@@ -53,7 +53,7 @@ from .update import full_update_infoset, take_own_reach
 
 
 @intrinsic
-def _take(typingctx, counter):
+def take_task(typingctx, counter):
     """``counter[0] += 1`` atomically, returning the value before (an LLVM ``atomicrmw``;
     numba has no atomic operations on the CPU)."""
     if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
@@ -169,7 +169,7 @@ def parallel_reach(tree, layout, counter, probs, reach, value, player: int, valu
     counter[0] = 0
     for _ in prange(counter[1]):  # one worker per thread, taking tasks in turn
         while True:
-            task = _take(counter)
+            task = take_task(counter)
             if task >= tasks:
                 break
             _task_pass(parent, edge_slot, edge_player, edge_last, bound, probs, reach, value,
@@ -191,7 +191,7 @@ def parallel_infosets(tree, layout, counter, state, scratch, player: int, sums, 
     counter[0] = 0
     for _ in prange(counter[1]):
         while True:
-            k = _take(counter)
+            k = take_task(counter)
             if k >= count:
                 break
             _infoset_chunk(tree, state, scratch, player, chunks[k], chunks[k + 1], sums, update,
@@ -230,7 +230,7 @@ def expected_values_parallel(tree, layout, counter, probs: np.ndarray, value: np
     counter[0] = 0
     for _ in prange(counter[1]):
         while True:
-            task = _take(counter)
+            task = take_task(counter)
             if task >= tasks:
                 break
             _task_values(tree, bound, probs, value, task)
@@ -271,7 +271,7 @@ def best_response_value_parallel(
         counter[0] = 0
         for _ in prange(counter[1]):
             while True:
-                k = _take(counter)
+                k = take_task(counter)
                 if k >= pieces:
                     break
                 for i in range(first + size * k // pieces, first + size * (k + 1) // pieces):

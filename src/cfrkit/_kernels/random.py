@@ -51,3 +51,42 @@ def next_uint64(state: np.ndarray) -> np.uint64:
 def next_double(state: np.ndarray) -> float:
     """A uniform double in ``[0, 1)`` from the top 53 bits; advances ``state`` in place."""
     return float(next_uint64(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+# xoshiro256**'s jump polynomial: applying it advances a state by 2**128 draws
+_JUMP = (0x180EC6D33CFD0ABA, 0xD5A61266F0C9392C, 0xA9582618E03FC9AA, 0x39ABDC4529B1661C)
+
+
+def _step(s: list[int]) -> None:
+    """One xoshiro256** state transition on Python ints (the output is not needed here)."""
+    t = (s[1] << 17) & _MASK
+    s[2] ^= s[0]
+    s[3] ^= s[1]
+    s[1] ^= s[2]
+    s[0] ^= s[3]
+    s[2] ^= t
+    s[3] = ((s[3] << 45) | (s[3] >> 19)) & _MASK
+
+
+def jump(state: np.ndarray) -> np.ndarray:
+    """``state`` advanced by ``2**128`` draws (the authors' ``jump``): a new state whose stream
+    does not meet the old one's for ``2**128`` draws."""
+    s = [int(x) for x in state]
+    out = [0, 0, 0, 0]
+    for word in _JUMP:
+        for bit in range(64):
+            if (word >> bit) & 1:
+                out = [a ^ b for a, b in zip(out, s)]
+            _step(s)
+    return np.array(out, dtype=np.uint64)
+
+
+def stream_states(seed: int, streams: int) -> np.ndarray:
+    """``uint64[streams, 4]``: row 0 is ``seed``'s state (:func:`seed_state`), row ``j`` is row
+    ``j - 1`` jumped by ``2**128`` draws -- non-overlapping streams for parallel samples."""
+    states = np.empty((streams, 4), dtype=np.uint64)
+    if streams:
+        states[0] = seed_state(seed)
+    for j in range(1, streams):
+        states[j] = jump(states[j - 1])
+    return states

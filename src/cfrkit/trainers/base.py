@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _threads
 from .._interrupt import Blocks, interruptible
 from .._kernels.update import synced_regrets
 from .._notice import compile_notice
@@ -331,6 +332,10 @@ class Trainer(abc.ABC):
         """Scratch buffers whose contents a later pass reads (a checkpoint keeps them)."""
         return ()
 
+    def _persistent(self) -> dict[str, tuple[NamedTuple, tuple[str, ...]]]:
+        """What a checkpoint keeps beyond the state: ``{prefix: (bundle, field names)}``."""
+        return {"scratch": (self._scratch, self._persistent_scratch())}
+
     # -- reading ------------------------------------------------------------------------------
     def current_policy(self) -> Policy:
         """The strategy of the next iteration, from regret matching (a fresh copy)."""
@@ -372,6 +377,43 @@ class Trainer(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.game.game!r}, iteration={self._iteration})"
+
+
+class ThreadsOption:
+    """The ``threads`` setting of the trainers whose passes run on several threads (mixed in
+    before :class:`Trainer`): validated, settable between calls, never in checkpoints."""
+
+    _threads: int | None
+    _warm: bool
+
+    @property
+    def threads(self) -> int | None:
+        """Threads the passes and :meth:`solve`'s evaluations run on (``None``: all of
+        numba's); settable between calls.
+
+        Raises
+        ------
+        ValueError
+            On setting anything but an integer from 1 to ``numba.config.NUMBA_NUM_THREADS``,
+            or None.
+        """
+        return self._threads
+
+    @threads.setter
+    def threads(self, threads: int | None) -> None:
+        threads = _threads.check_threads(threads)
+        count = self._thread_count(threads)
+        if count != self._thread_count(self._threads):
+            self._warm = False  # another kernel: announce its compilation again
+            self._use_threads(count)
+        self._threads = threads
+
+    def _thread_count(self, threads: int | None) -> int:
+        """The threads the passes run on under the setting ``threads`` (1: the serial kernel)."""
+        raise NotImplementedError
+
+    def _use_threads(self, count: int) -> None:
+        """Resize anything held per thread for ``count`` threads (nothing by default)."""
 
 
 def normalise_rows(compiled: CompiledGame, weights: np.ndarray) -> np.ndarray:

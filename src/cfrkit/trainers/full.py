@@ -14,12 +14,12 @@ from ..policy import Policy
 from ..rules import RegretRule
 from ..statics import parallel_layout
 from ..tree import CompiledGame
-from .base import Buffers, Trainer
+from .base import Buffers, ThreadsOption, Trainer
 
 __all__ = ["CFR", "VanillaCFR"]
 
 
-class CFR(Trainer):
+class CFR(ThreadsOption, Trainer):
     """Counterfactual regret minimisation with full tree walks and any regret rule.
 
     Each iteration computes, for every player ``i`` and infoset ``I`` of ``i``, the
@@ -75,26 +75,6 @@ class CFR(Trainer):
     ) -> None:
         threads = _threads.check_threads(threads)  # before the game is compiled
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
-        self._threads = threads
-
-    @property
-    def threads(self) -> int | None:
-        """Threads the passes and :meth:`solve`'s evaluations run on (``None``: all of
-        numba's); settable between calls.
-
-        Raises
-        ------
-        ValueError
-            On setting anything but an integer from 1 to ``numba.config.NUMBA_NUM_THREADS``,
-            or None.
-        """
-        return self._threads
-
-    @threads.setter
-    def threads(self, threads: int | None) -> None:
-        threads = _threads.check_threads(threads)
-        if self._thread_count(threads) != self._thread_count(self._threads):
-            self._warm = False  # another kernel: announce its compilation again
         self._threads = threads
 
     def _thread_count(self, threads: int | None) -> int:

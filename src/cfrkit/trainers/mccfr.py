@@ -7,20 +7,46 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._kernels.mccfr import run_external, run_outcome
-from .._kernels.random import seed_state
+from .. import _threads
+from .._kernels.mccfr import (
+    run_external,
+    run_external_parallel,
+    run_external_streams,
+    run_outcome,
+    run_outcome_parallel,
+    run_outcome_streams,
+)
+from .._kernels.random import seed_state, stream_states
 from .._text import short_repr
 from ..game import Game
 from ..policy import Policy
 from ..rules import RegretRule
+from ..state import StreamPool, new_stream_pool, worker_buffers
 from ..tree import CompiledGame
-from .base import Buffers, Trainer, check_seed
+from .base import Buffers, ThreadsOption, Trainer, check_seed
 
 __all__ = ["ExternalSamplingCFR", "OutcomeSamplingCFR"]
 
 
-class _ActionSampling(Trainer):
-    """What external and outcome sampling share: the seed, the stack, the sound rules."""
+#: The most streams a trainer takes (each holds its own regret and average sums).
+MAX_STREAMS = 1024
+#: The most passes per stream, player and iteration.
+MAX_SAMPLES = 2**20
+
+
+def _count(name: str, value: object, limit: int) -> int:
+    """``value`` as an int in ``[1, limit]``, else a ValueError naming the argument."""
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer))
+            or not 1 <= int(value) <= limit):
+        raise ValueError(f"{name} must be an integer from 1 to {limit}, got {short_repr(value)}")
+    return int(value)
+
+
+class _ActionSampling(ThreadsOption, Trainer):
+    """What external and outcome sampling share: the seed, the streams, the stack, the sound
+    rules."""
+
+    _kernels: tuple  # the plain kernel, the streams' serial and parallel kernels
 
     def __init__(
         self,
@@ -30,17 +56,69 @@ class _ActionSampling(Trainer):
         rule: RegretRule,
         alternating: bool,
         fixed: Policy | Mapping | None,
+        streams: int,
+        samples: int,
+        threads: int | None,
     ) -> None:
         self._seed = check_seed(seed)
+        self._streams = _count("streams", streams, MAX_STREAMS)
+        self._samples = _count("samples", samples, MAX_SAMPLES)
+        threads = _threads.check_threads(threads)  # before the game is compiled
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
+        self._threads = threads
         self._state.rng[:] = seed_state(self._seed)
         # the depth-first walk's stack (external) or the sampled path (outcome)
         self._stack = np.zeros(self.game.num_nodes, dtype=np.int32)
+        plain = self._streams == 1 and self._samples == 1  # the one-pass kernel
+        self._pool: StreamPool = new_stream_pool(
+            self.game.tree, stream_states(self._seed, 0 if plain else self._streams),
+            self._thread_count(threads),
+        )
 
     @property
     def seed(self) -> int:
         """The seed of the trainer's random stream, in ``[0, 2**64)`` (fixed at construction)."""
         return self._seed
+
+    @property
+    def streams(self) -> int:
+        """Independent random streams, each making :attr:`samples` passes per player and
+        iteration (fixed at construction)."""
+        return self._streams
+
+    @property
+    def samples(self) -> int:
+        """Passes per stream, player and iteration (fixed at construction)."""
+        return self._samples
+
+    def _persistent(self) -> dict:
+        streams = ("rng",) if self._pool.rng.shape[0] else ()
+        return {**super()._persistent(), "streams": (self._pool, streams)}
+
+    def _thread_count(self, threads: int | None) -> int:
+        if self._streams == 1:
+            return 1
+        return min(self._streams, _threads.parallel_threads(self.game.num_nodes, threads))
+
+    def _use_threads(self, count: int) -> None:
+        if self._pool.rng.shape[0]:
+            self._pool = self._pool._replace(**worker_buffers(self.game.tree, count))
+
+    def _run(self, schedule: np.ndarray) -> int:
+        count = self._thread_count(self._threads)
+        arguments = (
+            self.game.tree, self._statics, self._state, self._scratch, self._stack, self._pool,
+            _threads.workers(count), self._samples, schedule, self._alternating, self._lower,
+            self._lazy, *self._scheme_arguments(),
+        )
+        plain, streams, parallel = self._kernels
+        if count > 1:
+            with _threads.running(count):
+                return parallel(*arguments)
+        return (streams if self._pool.rng.shape[0] else plain)(*arguments)
+
+    def _scheme_arguments(self) -> tuple:
+        return ()
 
     def _configure(self) -> Buffers:
         rule = self._rule
@@ -56,7 +134,8 @@ class _ActionSampling(Trainer):
         return Buffers(queued=True, sampling=True)
 
     def _constructor_arguments(self) -> dict:
-        return {"alternating": self._alternating, "rule": self._rule, "seed": self._seed}
+        return {"alternating": self._alternating, "rule": self._rule, "seed": self._seed,
+                "streams": self._streams, "samples": self._samples}
 
 
 class ExternalSamplingCFR(_ActionSampling):
@@ -108,6 +187,8 @@ class ExternalSamplingCFR(_ActionSampling):
         Infosets whose strategy is held fixed (see :class:`Trainer`).
     """
 
+    _kernels = (run_external, run_external_streams, run_external_parallel)
+
     def __init__(
         self,
         game: Game | CompiledGame,
@@ -116,14 +197,13 @@ class ExternalSamplingCFR(_ActionSampling):
         rule: RegretRule = RegretRule(),
         alternating: bool = True,
         fixed: Policy | Mapping | None = None,
+        streams: int = 1,
+        samples: int = 1,
+        threads: int | None = None,
     ) -> None:
-        super().__init__(game, seed=seed, rule=rule, alternating=alternating, fixed=fixed)
+        super().__init__(game, seed=seed, rule=rule, alternating=alternating, fixed=fixed,
+                         streams=streams, samples=samples, threads=threads)
 
-    def _run(self, schedule: np.ndarray) -> int:
-        return run_external(
-            self.game.tree, self._statics, self._state, self._scratch, self._stack, schedule,
-            self._alternating, self._lower, self._lazy,
-        )
 
 
 class OutcomeSamplingCFR(_ActionSampling):
@@ -174,6 +254,8 @@ class OutcomeSamplingCFR(_ActionSampling):
         Infosets whose strategy is held fixed (see :class:`Trainer`).
     """
 
+    _kernels = (run_outcome, run_outcome_streams, run_outcome_parallel)
+
     def __init__(
         self,
         game: Game | CompiledGame,
@@ -183,13 +265,17 @@ class OutcomeSamplingCFR(_ActionSampling):
         rule: RegretRule = RegretRule(),
         alternating: bool = True,
         fixed: Policy | Mapping | None = None,
+        streams: int = 1,
+        samples: int = 1,
+        threads: int | None = None,
     ) -> None:
         if isinstance(exploration, (bool, np.bool_)) or not isinstance(
             exploration, (int, float, np.integer, np.floating)
         ) or not (0.0 < float(exploration) <= 1.0 and math.isfinite(float(exploration))):
             raise ValueError(f"exploration must be a number in (0, 1], got {short_repr(exploration)}")
         self._exploration = float(exploration)
-        super().__init__(game, seed=seed, rule=rule, alternating=alternating, fixed=fixed)
+        super().__init__(game, seed=seed, rule=rule, alternating=alternating, fixed=fixed,
+                         streams=streams, samples=samples, threads=threads)
 
     @property
     def exploration(self) -> float:
@@ -199,8 +285,5 @@ class OutcomeSamplingCFR(_ActionSampling):
     def _constructor_arguments(self) -> dict:
         return {**super()._constructor_arguments(), "exploration": self._exploration}
 
-    def _run(self, schedule: np.ndarray) -> int:
-        return run_outcome(
-            self.game.tree, self._statics, self._state, self._scratch, self._stack, schedule,
-            self._alternating, self._lower, self._lazy, self._exploration,
-        )
+    def _scheme_arguments(self) -> tuple:
+        return (self._exploration,)
