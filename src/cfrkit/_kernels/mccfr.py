@@ -29,6 +29,23 @@ folds them in with the regret rule. The average strategy is added during the pas
   player's own nodes get ``w_t pi_p(h)``, as in chance sampling.
 * outcome sampling: "stochastically weighted averaging" -- at ``p``'s sampled nodes,
   ``sigma(I)`` with weight ``w_t pi_p(h) / q(h)``, ``q(h)`` the probability of sampling ``h``.
+
+*Streams* (``streams=k, samples=b``; a :class:`~cfrkit.state.StreamPool`): a player's pass
+becomes a *round* of ``k * b`` passes under the same strategy, ``b`` on each of ``k`` random
+streams (the seed's stream jumped ``2**128`` draws per stream). The round runs in two parallel
+loops of one worker per thread:
+
+1. the passes -- workers take streams one at a time (an atomic counter) and run the stream's
+   ``b`` passes on their own node buffers, into the stream's own sums; the average weights are
+   deferred into those sums too (``deferred``: a pass must not write the shared average);
+2. the merge -- each worker owns the infosets of every ``w``-th block of ids, reads the streams'
+   lists in stream order, and adds each stream's regret estimates (``instant - baseline``) and
+   average weights, times ``1 / (k b)``, for its infosets; then, alternating, it updates them.
+
+Every number is made in the same order whatever worker made it, so a run is bit-identical on
+any thread count (it depends on ``k`` and ``b``). Small rows that two threads write often (a
+stream's visited count, a worker's random state) are a cache line long, so no line passes
+between the cores at every write.
 """
 
 from __future__ import annotations
@@ -45,11 +62,11 @@ from .parallel import take_task
 from .random import next_double
 from .update import (
     add_to_average,
-    update_infoset,
     advance_discounts,
     clear_visited,
     list_visited,
     take_own_reach,
+    update_infoset,
     update_visited,
 )
 
