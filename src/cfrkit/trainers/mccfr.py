@@ -203,7 +203,7 @@ class ExternalSamplingCFR(_ActionSampling):
     the seed's xoshiro256** stream jumped ``j`` times by ``2**128`` draws, so no two streams
     overlap. The round's regret estimates and average-strategy terms are averaged,
 
-    .. math:: \tilde r(I, a) = \frac{1}{kb} \sum_{j < k} \sum_{i < b} \tilde r_{j,i}(I, a),
+    .. math:: \\tilde r(I, a) = \\frac{1}{kb} \\sum_{j < k} \\sum_{i < b} \\tilde r_{j,i}(I, a),
 
     still unbiased, with ``1 / (kb)`` of one pass's variance, and folded in with one update.
     The streams run on the threads, each into its own sums, and the sums are merged infoset
