@@ -16,13 +16,15 @@ Part 2, time to target: each configuration runs ``solve(target_nash_conv=...)`` 
 ``--seeds`` seeds, interleaved; the median *training* seconds until the check that met the
 target is printed (the evaluations, the same work for every configuration, are left out), with
 the median passes (samples) it took -- averaging ``k * b`` passes per update changes how many
-a run needs. Runs that miss the target within ``--time-limit`` count as missed.
+a run needs. A run that misses the target within ``--time-limit`` counts as infinitely long
+in the median.
 
 The machine's load (``/proc/loadavg``) is printed before and after. Measures; never asserts.
 
     python benchmarks/streams.py                                   # liar's dice and Leduc 3p
     python benchmarks/streams.py --games liars_dice --shapes 1x128,2x128,2x512 --seeds 5
     python benchmarks/streams.py --skip-target                     # throughput only
+    python benchmarks/streams.py --games liars_dice --schemes external --target 0.01
 
 Games are OpenSpiel game strings (``pip install open_spiel``), compiled once through a cache in
 ``--cache-dir``.
@@ -31,6 +33,7 @@ Games are OpenSpiel game strings (``pip install open_spiel``), compiled once thr
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import time
@@ -43,7 +46,7 @@ from cfrkit.openspiel import from_openspiel
 # per game and scheme, a target the plain trainer meets in seconds on one core
 TARGETS = {
     ("liars_dice", "external"): 0.02,
-    ("liars_dice", "outcome"): 0.1,
+    ("liars_dice", "outcome"): 0.25,
     ("leduc_poker(players=3)", "external"): 0.6,
     ("leduc_poker(players=3)", "outcome"): 1.5,
 }
@@ -102,6 +105,15 @@ def time_to_target(compiled, cls, configs, target: float, seeds: int, limit: flo
     return runs
 
 
+def median_run(runs: list) -> tuple[float, float]:
+    """The median (seconds, passes) over all seeds, a missed run counting as infinite."""
+    def median_of(values):
+        return statistics.median(sorted(values))
+    seconds = median_of(math.inf if r is None else r[0] for r in runs)
+    passes = median_of(math.inf if r is None else r[1] for r in runs)
+    return seconds, passes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", default="liars_dice,leduc_poker(players=3)")
@@ -112,6 +124,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--time-limit", type=float, default=120.0, help="per run (target)")
+    parser.add_argument("--target", type=float, default=None,
+                        help="NashConv target for every game and scheme (default: per game)")
     parser.add_argument("--skip-target", action="store_true")
     parser.add_argument("--cache-dir", default=os.path.join(os.path.expanduser("~"), ".cache",
                                                             "cfrkit-benchmarks"))
@@ -132,25 +146,26 @@ def main() -> None:
                 print(f"  {label(c):<22} {speed[c]:8.2f} {base / speed[c]:8.2f}x")
             if args.skip_target:
                 continue
-            target = TARGETS.get((name, scheme))
+            target = args.target if args.target is not None else TARGETS.get((name, scheme))
             if target is None:
                 continue
             runs = time_to_target(compiled, cls, configs, target, args.seeds, args.time_limit)
             print(f"  time to NashConv {target} (median of {args.seeds} seeds; training "
                   "seconds, passes):")
-            reached = [r for r in runs[configs[0]] if r is not None]
-            base_seconds = statistics.median(r[0] for r in reached) if reached else None
+            # a missed run counts as infinitely long: the median is of every seed, not of
+            # the lucky ones
+            medians = {c: median_run(runs[c]) for c in configs}
+            base_seconds = medians[configs[0]][0]
             for c in configs:
-                done = [r for r in runs[c] if r is not None]
-                missed = len(runs[c]) - len(done)
-                if not done:
-                    print(f"  {label(c):<22} missed in every run")
+                seconds, passes = medians[c]
+                missed = sum(r is None for r in runs[c])
+                note = f"  ({missed} of {len(runs[c])} missed)" if missed else ""
+                if math.isinf(seconds):
+                    print(f"  {label(c):<22} {'> limit':>9} {'-':>7} {'-':>12}{note}")
                     continue
-                seconds = statistics.median(r[0] for r in done)
-                passes = statistics.median(r[1] for r in done)
-                ratio = f"{base_seconds / seconds:6.2f}x" if base_seconds else "   -"
-                note = f"  ({missed} missed)" if missed else ""
-                print(f"  {label(c):<22} {seconds:7.2f} s {ratio} {passes:>12,.0f} passes{note}")
+                ratio = "-" if math.isinf(base_seconds) else f"{base_seconds / seconds:.2f}x"
+                print(f"  {label(c):<22} {seconds:7.2f} s {ratio:>7} {passes:>12,.0f} passes"
+                      f"{note}")
     print(f"\nload average after: {load_average()}")
 
 
