@@ -3,10 +3,10 @@
 Like :mod:`reference`, it walks the abstract Game / History API with plain recursion and dicts
 and shares no traversal code with the kernels. To be compared number for number it must make
 the kernels' random draws: a :class:`Draws` object replays them from a copy of the trainer's
-random state (or of one of its streams'), in the kernels' order (depth-first pre-order: a node's draw when it is reached,
-children in the game's order), chance outcomes through the game's alias tables, actions by
-inverse CDF over the oracle's own current strategy. The oracle's strategies equal the
-kernels' to rounding, so the draws coincide.
+random state (or of one of its streams'), in the kernels' order (depth-first pre-order: a
+node's draw when it is reached, children in the game's order), chance outcomes through the
+game's alias tables, actions by inverse CDF over the oracle's own current strategy. The
+oracle's strategies equal the kernels' to rounding, so the draws coincide.
 
 The formulas (Lanctot, Waugh, Zinkevich and Bowling 2009), for a pass of traverser ``p``:
 

@@ -54,31 +54,32 @@ def next_double(state: np.ndarray) -> float:
 
 
 # xoshiro256**'s jump polynomial: applying it advances a state by 2**128 draws
-_JUMP = (0x180EC6D33CFD0ABA, 0xD5A61266F0C9392C, 0xA9582618E03FC9AA, 0x39ABDC4529B1661C)
+_JUMP = np.array(
+    [0x180EC6D33CFD0ABA, 0xD5A61266F0C9392C, 0xA9582618E03FC9AA, 0x39ABDC4529B1661C],
+    dtype=np.uint64,
+)
 
 
-def _step(s: list[int]) -> None:
-    """One xoshiro256** state transition on Python ints (the output is not needed here)."""
-    t = (s[1] << 17) & _MASK
-    s[2] ^= s[0]
-    s[3] ^= s[1]
-    s[1] ^= s[2]
-    s[0] ^= s[3]
-    s[2] ^= t
-    s[3] = ((s[3] << 45) | (s[3] >> 19)) & _MASK
+@njit(cache=True, nogil=True, _nrt=False)
+def _jump_into(state: np.ndarray, out: np.ndarray, polynomial: np.ndarray) -> None:
+    """``out`` = ``state`` advanced by ``2**128`` draws (the authors' ``jump``); ``state`` is
+    consumed. The transitions are :func:`next_uint64`'s, their outputs unused."""
+    for i in range(4):
+        out[i] = 0
+    for word in polynomial:
+        for bit in range(64):
+            if (word >> np.uint64(bit)) & np.uint64(1):
+                for i in range(4):
+                    out[i] ^= state[i]
+            next_uint64(state)
 
 
 def jump(state: np.ndarray) -> np.ndarray:
-    """``state`` advanced by ``2**128`` draws (the authors' ``jump``): a new state whose stream
-    does not meet the old one's for ``2**128`` draws."""
-    s = [int(x) for x in state]
-    out = [0, 0, 0, 0]
-    for word in _JUMP:
-        for bit in range(64):
-            if (word >> bit) & 1:
-                out = [a ^ b for a, b in zip(out, s)]
-            _step(s)
-    return np.array(out, dtype=np.uint64)
+    """``state`` advanced by ``2**128`` draws: a new state whose stream does not meet the old
+    one's for ``2**128`` draws."""
+    out = np.empty(4, dtype=np.uint64)
+    _jump_into(np.array(state, dtype=np.uint64), out, _JUMP)
+    return out
 
 
 def stream_states(seed: int, streams: int) -> np.ndarray:
