@@ -232,22 +232,23 @@ class _OpenSpielHistory(History):
 def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
     """Depth first through pyspiel states, recording into ``walk`` (see
     :meth:`OpenSpielGame._cfrkit_walk`). The loop is the compiler's floor: a node costs its
-    pyspiel calls plus two appends and, at a decision node, one dict look-up."""
+    pyspiel calls plus a list append or two and, at a decision node, one dict look-up and one
+    comparison of its actions with its infoset's."""
     players = walk.num_players
     per_player = game.keys_per_player
     lists: list[list[int]] = []  # each infoset's actions as pyspiel gives them, to compare
     set_player = walk.set_player
     find = walk.key_to_id.get
     add_infoset = walk.add_infoset
-    depths_seen = walk.depth
-    record, depth = walk.code.append, depths_seen.append
+    flushed, buffer = walk.code, walk.code_buffer
+    record = buffer.append
     add_count, add_probs = walk.chance_counts.append, walk.chance_probs.extend
-    add_labels, add_utilities = walk.chance_labels.extend, walk.utilities.extend
+    add_labels, add_utilities = walk.chance_labels.extend, walk.utility_buffer.extend
     fsum = math.fsum
 
     def slow(state: Any) -> tuple:
         # the History walk's checks and messages, for an answer taken as suspect here
-        return walk.visit(len(depths_seen) - 1, _OpenSpielHistory(state, game))
+        return walk.visit(len(flushed) + len(buffer), _OpenSpielHistory(state, game))
 
     def replay(labels: list) -> History:
         state = game.openspiel_game.new_initial_state()
@@ -257,12 +258,10 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
 
     walk.replay = replay
     created, limit = walk.created, walk.limit
-    stack, depths = [root], [0]  # the states waiting, last first, and their depths
-    pop, push, pop_depth, push_depth = stack.pop, stack.append, depths.pop, depths.append
+    stack = [root]  # the states waiting, last first
+    pop, push = stack.pop, stack.append
     while stack:
         state = pop()
-        level = pop_depth()
-        depth(level)
         try:
             player = state.current_player()
             if player >= 0:
@@ -273,7 +272,8 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
                 set_id = find(key)
                 if set_id is None:
                     if actions and len(set(actions)) == len(actions):
-                        record(add_infoset(len(depths_seen) - 1, key, player, tuple(actions)))
+                        record(add_infoset(len(flushed) + len(buffer), key, player,
+                                           tuple(actions)))
                         lists.append(actions)
                     else:
                         actions = slow(state)
@@ -313,19 +313,16 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
                 continue
         created += len(actions)
         if created > limit:
-            limit = walk.over_limit(len(depths_seen) - 1, created)
-        level += 1
+            limit = walk.over_limit(len(flushed) + len(buffer) - 1, created)
         child = state.child
         try:
             for action in reversed(actions):  # last first: the first child is visited first
                 push(child(action))
-                push_depth(level)
         except Exception as exc:
-            node = len(depths_seen) - 1
+            node = len(flushed) + len(buffer) - 1
             call = f"child({short_repr(action, 24)})"
             raise walk.raised(node, _OpenSpielHistory(state, game), call, exc) from exc
     walk.created = created
-    walk.check_utilities()
 
 
 def from_openspiel(

@@ -199,15 +199,19 @@ def flatten(walk: Walk) -> CompiledGame:
     """Lay the records of a finished walk out as a :class:`CompiledGame` (checking perfect
     recall on the way).
 
-    The walk numbers nodes depth first; within one depth that order is the breadth-first
-    order, so a stable sort by depth gives the breadth-first numbering, and children come out
-    contiguous. Information sets are renumbered by player, then by their first node in
-    breadth-first order. Everything is numpy over whole arrays, plus one small step per depth
-    level for perfect recall.
+    The walk numbers nodes depth first and records each node's code, from which its number of
+    children and so every node's depth follow (``Walk.depths``); within one depth that order
+    is the breadth-first order, so a stable sort by depth gives the breadth-first numbering,
+    and children come out contiguous. Information sets are renumbered by player, then by their
+    first node in breadth-first order. Everything is numpy over whole arrays, plus one small
+    step per depth level for perfect recall.
     """
     num_players = walk.num_players
+    depths = walk.depths()
+    if depths[-1] != 0:  # the walk stopped inside the tree: a bug, never the game's fault
+        raise AssertionError("the walk's records do not describe a whole tree")
+    depths = depths[:-1]
     codes = np.frombuffer(walk.code, dtype=np.int32)
-    depths = np.frombuffer(walk.depth, dtype=np.int32)
     num_nodes = len(codes)
     # breadth-first position -> walk number, and the first position of each depth
     order = np.argsort(_narrow(depths), kind="stable")

@@ -1,6 +1,6 @@
 """How much memory a compilation may use, and how much it has used so far.
 
-The walk keeps every node's record (two int32, plus the utilities of a terminal and the
+The walk keeps every node's record (one int32, plus the utilities of a terminal and the
 outcomes of a chance node) and the histories of the current path, and flattening needs about
 100 bytes per node more, so a game that is too large runs the process out of memory -- a bare
 ``MemoryError``, or an allocation failure inside a C++ game library -- before ``max_nodes``

@@ -8,22 +8,30 @@ chained. Messages stay short however large the game, and every check costs O(1) 
 of actions) per node.
 
 Nodes are numbered in the order they are visited (pre-order: a node, then its first child's
-whole subtree, then the next child's), and each leaves two integers in typed columns
-(``array.array``, grown in place): its *code* -- the id of its information set at a decision
-node, :data:`CHANCE_CODE` or :data:`TERMINAL_CODE` otherwise -- and its depth. Chance nodes add
-their outcome count, probabilities and labels, terminals their utilities. That is all the
-layout needs (:func:`~cfrkit.tree.layout.flatten`): nodes of one depth in pre-order are in
-breadth-first order, so a stable sort by depth gives the breadth-first numbering, and every
-parent, child range and action follows from the codes. Perfect recall, a property of whole
-paths, is checked there too, on the arrays. The walk itself holds only the histories of the
-current path and their unvisited siblings, and a node's label lives once, in its information
-set's actions (or the chance node's outcomes); the path of a history named in a message is
-rebuilt from the columns.
+whole subtree, then the next child's), and each leaves one integer, its *code*: the id of its
+information set at a decision node, :data:`CHANCE_CODE` or :data:`TERMINAL_CODE` otherwise.
+Chance nodes add their outcome count, probabilities and labels, terminals their utilities. A
+node's code gives its number of children (its infoset's actions, its chance outcomes, or none),
+and in pre-order the counts alone determine the tree (:mod:`cfrkit._kernels.preorder` turns them
+into depths), so that is all the layout needs (:func:`~cfrkit.tree.layout.flatten`): nodes of
+one depth in pre-order are in breadth-first order, so a stable sort by depth gives the
+breadth-first numbering, and every parent, child range and action follows from the codes.
+Perfect recall, a property of whole paths, is checked there too, on the arrays. The walk itself
+holds only the histories of the current path and their unvisited siblings, and a node's label
+lives once, in its information set's actions (or the chance node's outcomes); the path of a
+history named in a message is rebuilt from the codes.
 
-A game may take over the walk for speed (:meth:`cfrkit.openspiel.OpenSpielGame._cfrkit_walk`
-does for OpenSpiel's C++ states): it records nodes through the same columns and methods, and
-hands any answer it does not take as plainly right to :meth:`Walk.visit`, whose checks and
-messages are the only ones.
+Codes and utilities go first to Python lists, which append several times faster than typed
+arrays, and every few thousand nodes into typed columns (``array.array``, grown in place); the
+utilities' types are checked there, a few thousand at a time.
+
+The loop takes the common answers as they come (a terminal's tuple of utilities, a decision
+node of a known information set with the same player and actions) and hands every other node --
+a new information set, a chance node, an answer of another type, an exception -- to
+:meth:`Walk.visit`, which asks the history again; its checks and messages are the only ones. A
+game may take over the walk for speed (:meth:`cfrkit.openspiel.OpenSpielGame._cfrkit_walk` does
+for OpenSpiel's C++ states): it records nodes through the same buffers and methods, and hands
+any answer it does not take as plainly right to :meth:`Walk.visit` in the same way.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ import numpy as np
 from ..game import Game, GameError, History
 from .._text import short_repr
 from ..limits import MAX_ABS_UTILITY
+from .._kernels.preorder import preorder_depths
 from .memory import MemoryGuard
 
 __all__ = ["CHANCE", "CHANCE_CODE", "DECISION", "TERMINAL", "TERMINAL_CODE", "Walk", "short_repr"]
@@ -53,6 +62,11 @@ PROB_TOLERANCE = 1e-9
 
 _NOT_SEQUENCES = (str, bytes, bytearray, memoryview, Mapping, Set)
 _INT_LIMIT = int(MAX_ABS_UTILITY)  # ints within it convert to float exactly enough, and fast
+_PLAIN_UTILITIES = frozenset((float, int))  # array("d") takes them as they are
+
+
+class _Refused(Exception):
+    """An answer refused: the message's text, for the caller to name the history."""
 
 
 def _kind_of(obj: object) -> str:
@@ -69,6 +83,20 @@ def _exception_text(exc: BaseException) -> str:
         text = ""
     text = text if len(text) <= 160 else text[:157] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _real(u: object) -> float:
+    """A utility that is not a float: an int, a numpy scalar or another real number."""
+    if type(u) is not int and (isinstance(u, (bool, np.bool_)) or not isinstance(u, numbers.Real)):
+        raise _Refused(f"utilities() gave {_kind_of(u)}, not a real number")
+    try:
+        return float(u)
+    except OverflowError:
+        raise _Refused(f"utilities() gave {short_repr(u, 24)}, too large for a float64") from None
+    except Exception as exc:
+        raise _Refused(
+            f"utilities() gave {short_repr(u, 24)}; float() of it raised {_exception_text(exc)}"
+        ) from exc
 
 
 class WalkProgress:
@@ -108,12 +136,13 @@ class Walk:
     """One depth-first walk of ``game``: the per-node columns and the per-infoset tables.
 
     After :meth:`run`, node ``n`` (in visiting order) has ``code[n]`` (its infoset's id in
-    discovery order, :data:`CHANCE_CODE` or :data:`TERMINAL_CODE`) and ``depth[n]``; the
-    chance nodes, in the same order, have ``chance_counts`` outcomes whose probabilities and
+    discovery order, :data:`CHANCE_CODE` or :data:`TERMINAL_CODE`) and :meth:`depths` gives
+    every node's depth; the chance nodes, in the same order, have ``chance_counts`` outcomes whose probabilities and
     labels follow one another in ``chance_probs`` and ``chance_labels``; the terminals, in
     the same order, have ``num_players`` utilities each in ``utilities``. Infoset ``s`` has
     ``keys[s]``, ``set_player[s]``, ``set_actions[s]`` and ``set_first_node[s]``, the node
-    where the walk met it first.
+    where the walk met it first. During the walk the latest codes and utilities wait in
+    ``code_buffer`` and ``utility_buffer`` (lists, appended to in place) until :meth:`flush`.
     """
 
     CHECK_EVERY = 1 << 13  # nodes between two progress and memory checks
@@ -138,15 +167,15 @@ class Walk:
             )
         self.num_players = int(num_players)
         self.guard = MemoryGuard(max_memory, self.num_players)
-        self.float_row = (float,) * self.num_players  # the types of plain utilities
-        # per node, in visiting order
+        # per node, in visiting order: the codes flushed, then those since
         self.code = array("i")
-        self.depth = array("i")
+        self.code_buffer: list[int] = []
         # per chance node, and per terminal, in visiting order
         self.chance_counts = array("i")
         self.chance_probs = array("d")
         self.chance_labels: list[Any] = []
         self.utilities = array("d")
+        self.utility_buffer: list[Any] = []  # num_players per terminal, types not yet checked
         self.created = 1  # nodes made so far (visited or waiting), for max_nodes and the guard
         self.limit = min(max_nodes, self.CHECK_EVERY)  # the next count of nodes to look at
         self.history_types: set[type] = set()  # classes already found to be History subclasses
@@ -161,19 +190,75 @@ class Walk:
 
     @property
     def num_nodes(self) -> int:
-        """Nodes visited so far."""
-        return len(self.depth)
+        """Nodes recorded so far (the number of the node being visited, if any)."""
+        return len(self.code) + len(self.code_buffer)
+
+    def flush(self) -> None:
+        """Move the buffered codes and utilities into their columns, checking the utilities'
+        types: plain floats and ints at once, anything else with :meth:`numbers`' checks."""
+        self.code.fromlist(self.code_buffer)
+        self.code_buffer.clear()
+        buffer = self.utility_buffer
+        if not buffer:
+            return
+        if _PLAIN_UTILITIES.issuperset(map(type, buffer)):
+            try:
+                self.utilities.fromlist(buffer)  # unchanged if it raises
+                buffer.clear()
+                return
+            except OverflowError:  # an int beyond a float64: numbers() names it
+                pass
+        players = self.num_players
+        first = len(self.utilities) // players  # the buffer's first terminal
+        values: list[float] = []
+        for row in range(len(buffer) // players):
+            raw = buffer[row * players : (row + 1) * players]
+            try:
+                values.extend(self.utility_values(raw))
+            except _Refused as refused:
+                node = self.terminal_node(first + row)
+                raise self.error(node, self.history_at(node), str(refused)) from refused.__cause__
+        self.utilities.fromlist(values)
+        buffer.clear()
+
+    def terminal_node(self, terminal: int) -> int:
+        """The number of the ``terminal``-th terminal visited (its code flushed)."""
+        codes = np.frombuffer(self.code, dtype=np.int32)
+        node = int(np.flatnonzero(codes == TERMINAL_CODE)[terminal])
+        del codes  # release the column's buffer (it may grow again)
+        return node
+
+    def child_counts(self) -> np.ndarray:
+        """Each recorded node's number of children, from its code (the codes flushed)."""
+        codes = np.frombuffer(self.code, dtype=np.int32)
+        counts = np.zeros(len(codes), dtype=np.int32)
+        decision = codes >= 0
+        if self.set_actions:
+            actions = np.fromiter(map(len, self.set_actions), dtype=np.int32,
+                                  count=len(self.set_actions))
+            counts[decision] = actions[codes[decision]]
+        chance = codes == CHANCE_CODE
+        counts[chance] = np.frombuffer(self.chance_counts, dtype=np.int32)[: int(chance.sum())]
+        del codes
+        return counts
+
+    def depths(self) -> np.ndarray:
+        """int32[num_nodes + 1]: every recorded node's depth, then the depth of the node the
+        walk is at (or would visit next)."""
+        self.code.fromlist(self.code_buffer)
+        self.code_buffer.clear()
+        return preorder_depths(self.child_counts())
 
     # -- error reporting -----------------------------------------------------------------
     def path_labels(self, node: int, limit: int | None = None) -> tuple[list, int]:
         """The last ``limit`` labels (all if ``None``) on the path to ``node``, root first,
-        and ``node``'s depth: rebuilt from the columns, for messages only.
+        and ``node``'s depth: rebuilt from the codes, for messages only.
 
         In visiting order a node's parent is the last node before it one level up, and its
-        earlier siblings are the nodes between them on its own level. Only the node's
-        ancestors need to be recorded in full (its own code may still be missing).
+        earlier siblings are the nodes between them on its own level. Only the nodes before
+        ``node`` need to be recorded (its own code may still be missing).
         """
-        depths = np.frombuffer(self.depth, dtype=np.int32)[: node + 1]
+        depths = self.depths()[: node + 1]
         codes = np.frombuffer(self.code, dtype=np.int32)
         counts = np.frombuffer(self.chance_counts, dtype=np.int32)
         depth = int(depths[node])
@@ -189,7 +274,7 @@ class Walk:
                 before = int(np.count_nonzero(codes[:up] == CHANCE_CODE))
                 labels.append(self.chance_labels[int(counts[:before].sum()) + rank])
             node, level = up, level - 1
-        del depths, codes, counts  # release the columns' buffers (they may grow again)
+        del codes, counts  # release the columns' buffers (they may grow again)
         return labels[::-1], depth
 
     def path_text(self, node: int) -> str:
@@ -234,15 +319,16 @@ class Walk:
         walker = getattr(self.game, "_cfrkit_walk", None)
         if walker is None or not walker(self):
             self.walk_histories()
+        self.flush()
+        self.check_utilities()
         self.progress.tick(self.created)  # the final count on the bar, if one is shown
         return self
 
     def walk_histories(self) -> None:
         """Depth first through the game's History objects.
 
-        The stack holds the histories still to visit, last first, with their depths: the
-        unvisited siblings of the current path's nodes, a few per level however large the
-        game.
+        The stack holds the histories still to visit, last first: the unvisited siblings of
+        the current path's nodes, a few per level however large the game.
         """
         try:
             root = self.game.root()
@@ -254,21 +340,46 @@ class Walk:
             raise GameError(
                 f"{self.game_text}: root() returned {_kind_of(root)}, not a cfrkit.History"
             )
-        depth = self.depth
+        players = self.num_players
+        flushed, buffer = self.code, self.code_buffer
+        record, add_utilities = buffer.append, self.utility_buffer.extend
+        find, set_player, set_actions = self.key_to_id.get, self.set_player, self.set_actions
         visit, checked = self.visit, self.history_types
+        checked.add(type(root))
         created, limit = self.created, self.limit
-        stack, depths = [root], [0]
+        stack = [root]
+        pop, extend = stack.pop, stack.extend
         while stack:
-            history = stack.pop()
-            level = depths.pop()
-            node = len(depth)
-            depth.append(level)
-            labels = visit(node, history)
-            if not labels:
-                continue
+            history = pop()
+            labels = None
+            try:  # the common answers, taken as they come (see the module's docstring)
+                terminal = history.is_terminal()
+                if terminal is True:
+                    raw = history.utilities()
+                    kind = type(raw)
+                    if (kind is tuple or kind is list) and len(raw) == players:
+                        record(TERMINAL_CODE)
+                        add_utilities(raw)  # their types are checked by flush()
+                        continue
+                elif terminal is False and history.is_chance() is False:
+                    player = history.current_player()
+                    actions = history.actions()
+                    key = history.infoset_key()
+                    set_id = find(key)
+                    if set_id is not None and type(player) is int and type(actions) is tuple \
+                            and type(key) is str and set_player[set_id] == player \
+                            and set_actions[set_id] == actions:
+                        record(set_id)
+                        labels = actions
+            except Exception:
+                pass  # visit() asks again and names what failed
+            if labels is None:
+                labels = visit(len(flushed) + len(buffer), history)
+                if not labels:
+                    continue
             created += len(labels)
             if created > limit:
-                limit = self.over_limit(node, created)
+                limit = self.over_limit(len(flushed) + len(buffer) - 1, created)
             children: list = []
             add = children.append
             child = history.child
@@ -277,14 +388,13 @@ class Walk:
                     add(child(label))
             except Exception as exc:
                 label = short_repr(labels[len(children)], 24)
+                node = len(flushed) + len(buffer) - 1
                 raise self.raised(node, history, f"child({label})", exc) from exc
             if not checked.issuperset(map(type, children)):
-                self.check_children(node, history, labels, children)
+                self.check_children(len(flushed) + len(buffer) - 1, history, labels, children)
             children.reverse()  # last first: the first child is visited first
-            stack.extend(children)
-            depths.extend([level + 1] * len(children))
+            extend(children)
         self.created = created
-        self.check_utilities()
 
     def check_children(self, node: int, history: History, labels: tuple, children: list) -> None:
         """Every child a History (isinstance on an ABC once per class, not per node)."""
@@ -299,11 +409,11 @@ class Walk:
 
     def visit(self, node: int, history: History) -> tuple:
         """Ask ``history`` what it is, check and record it; return the labels of its edges
-        (empty at a terminal). ``node`` is its number (its depth is recorded already).
+        (empty at a terminal). ``node`` is its number (:attr:`num_nodes` before it is recorded).
 
-        One function for the common answers (a call per node costs as much as a check): a
-        terminal's plain float utilities, a decision node's tuple of actions and known key
-        take the short way; anything else goes through the helpers that say what is wrong.
+        Every answer is checked here or in the helpers that say what is wrong, but for the
+        types of a tuple or list of utilities, which :meth:`flush` checks a few thousand at a
+        time.
         """
         try:
             terminal = history.is_terminal()
@@ -317,11 +427,11 @@ class Walk:
             except Exception as exc:
                 raise self.raised(node, history, "utilities()", exc) from exc
             kind = type(raw)
-            if (kind is tuple or kind is list) and tuple(map(type, raw)) == self.float_row:
-                self.utilities.extend(raw)  # plain floats: bounds checked after the walk
+            if (kind is tuple or kind is list) and len(raw) == self.num_players:
+                self.utility_buffer.extend(raw)  # types checked by flush(), bounds after the walk
             else:
-                self.utilities.extend(self.numbers(node, history, raw))
-            self.code.append(TERMINAL_CODE)
+                self.utility_buffer.extend(self.numbers(node, history, raw))
+            self.code_buffer.append(TERMINAL_CODE)
             return ()
         try:
             chance = history.is_chance()
@@ -370,7 +480,7 @@ class Walk:
                 same = False
             if not same:
                 self.same_infoset(node, history, key, set_id, player, actions)
-        self.code.append(set_id)
+        self.code_buffer.append(set_id)
         return actions
 
     def over_limit(self, node: int, created: int) -> int:
@@ -388,13 +498,14 @@ class Walk:
         if over is not None:
             raise GameError(
                 f"{self.game_text}: compiling stopped at {created:,} nodes (depth "
-                f"{self.depth[node] + 1:,}): {over}"
+                f"{int(self.depths()[node]) + 1:,}): {over}"
             )
+        self.flush()  # every few thousand nodes: the buffers stay small
         self.limit = min(self.max_nodes, (created // self.CHECK_EVERY + 1) * self.CHECK_EVERY)
         return self.limit
 
     def check_utilities(self) -> None:
-        """Every recorded utility within +-MAX_ABS_UTILITY (for a walk that recorded them
+        """Every utility (flushed) within +-MAX_ABS_UTILITY (for a walk that recorded them
         unchecked); the first one that is not gets :meth:`numbers`' message."""
         values = np.frombuffer(self.utilities, dtype=np.float64)
         good = np.abs(values) <= MAX_ABS_UTILITY  # NaN fails too
@@ -402,7 +513,7 @@ class Walk:
             return
         terminal = int(np.flatnonzero(~good)[0]) // self.num_players
         del values
-        node = int(np.flatnonzero(np.frombuffer(self.code, dtype=np.int32) == TERMINAL_CODE)[terminal])
+        node = self.terminal_node(terminal)
         start = terminal * self.num_players
         raw = self.utilities[start : start + self.num_players].tolist()
         self.numbers(node, self.history_at(node), raw)
@@ -414,9 +525,16 @@ class Walk:
         raise self.error(node, history, f"{call} returned {_kind_of(value)}, not a bool")
 
     # -- the three kinds of node ---------------------------------------------------------
-    def numbers(self, node: int, history: History, raw: object) -> list[float]:
+    def numbers(self, node: int, history: History | None, raw: object) -> list[float]:
         """The utilities as floats: a sequence of ``num_players`` real numbers within
-        ``MAX_ABS_UTILITY``."""
+        ``MAX_ABS_UTILITY``; else a GameError naming ``history``."""
+        try:
+            return self.utility_values(raw)
+        except _Refused as refused:
+            raise self.error(node, history, str(refused)) from refused.__cause__
+
+    def utility_values(self, raw: object) -> list[float]:
+        """:meth:`numbers` without the history: raises :class:`_Refused` with the message."""
         players = self.num_players
         expected = f"expected a sequence of {players} numbers"
         kind = type(raw)
@@ -424,20 +542,17 @@ class Walk:
             items = raw
         elif isinstance(raw, np.ndarray):
             if raw.ndim != 1 or raw.dtype.kind not in "iuf":
-                raise self.error(
-                    node, history,
+                raise _Refused(
                     f"utilities() returned an array of dtype {raw.dtype} and shape "
-                    f"{raw.shape}; {expected}",
+                    f"{raw.shape}; {expected}"
                 )
             items = raw.tolist()
         elif isinstance(raw, Sequence) and not isinstance(raw, _NOT_SEQUENCES):
             items = list(raw)
         else:
-            raise self.error(node, history, f"utilities() returned {_kind_of(raw)}; {expected}")
+            raise _Refused(f"utilities() returned {_kind_of(raw)}; {expected}")
         if len(items) != players:
-            raise self.error(
-                node, history, f"utilities() gave {len(items)} values for {players} players"
-            )
+            raise _Refused(f"utilities() gave {len(items)} values for {players} players")
         values = []
         for u in items:
             kind = type(u)
@@ -446,33 +561,16 @@ class Walk:
             elif kind is int and -_INT_LIMIT <= u <= _INT_LIMIT:
                 value = float(u)
             else:
-                value = self.real(node, history, u)
+                value = _real(u)
             if not -MAX_ABS_UTILITY <= value <= MAX_ABS_UTILITY:  # NaN fails too
                 if not math.isfinite(value):
-                    raise self.error(node, history, f"utilities() gave {value!r}, not a finite number")
-                raise self.error(
-                    node, history,
+                    raise _Refused(f"utilities() gave {value!r}, not a finite number")
+                raise _Refused(
                     f"utilities() gave {value:.3g}, beyond +-{MAX_ABS_UTILITY:.0e}, the most the "
-                    "solvers can accumulate without overflow; rescale the payoffs",
+                    "solvers can accumulate without overflow; rescale the payoffs"
                 )
             values.append(value)
         return values
-
-    def real(self, node: int, history: History, u: object) -> float:
-        """A utility that is not a float: an int, a numpy scalar or another real number."""
-        if type(u) is not int and (isinstance(u, (bool, np.bool_)) or not isinstance(u, numbers.Real)):
-            raise self.error(node, history, f"utilities() gave {_kind_of(u)}, not a real number")
-        try:
-            return float(u)
-        except OverflowError:
-            raise self.error(
-                node, history, f"utilities() gave {short_repr(u, 24)}, too large for a float64"
-            ) from None
-        except Exception as exc:
-            raise self.error(
-                node, history,
-                f"utilities() gave {short_repr(u, 24)}; float() of it raised {_exception_text(exc)}",
-            ) from exc
 
     def sequence(self, node: int, history: History, call: str, raw: object) -> tuple:
         """An ordered sequence the user returned, as a tuple; sets, dicts, strings and
@@ -566,7 +664,7 @@ class Walk:
                 f"chance_outcomes(): probabilities sum to {total!r}, not 1 (tolerance "
                 f"{PROB_TOLERANCE:g})",
             )
-        self.code.append(CHANCE_CODE)
+        self.code_buffer.append(CHANCE_CODE)
         self.chance_counts.append(len(labels_tuple))
         self.chance_probs.extend(probs)
         self.chance_labels.extend(labels_tuple)
