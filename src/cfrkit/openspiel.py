@@ -257,6 +257,7 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
         return _OpenSpielHistory(state, game)
 
     walk.replay = replay
+    walk.floats_only = True  # returns() gives floats, and visit() converts what it takes
     created, limit = walk.created, walk.limit
     stack = [root]  # the states waiting, last first
     pop, push = stack.pop, stack.append

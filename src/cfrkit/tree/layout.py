@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from ..game import Game, InfoSet
+from .preorder import narrow_keys
 from .walk import CHANCE, CHANCE_CODE, DECISION, TERMINAL, TERMINAL_CODE
 
 if TYPE_CHECKING:
@@ -214,7 +215,7 @@ def flatten(walk: Walk) -> CompiledGame:
     codes = np.frombuffer(walk.code, dtype=np.int32)
     num_nodes = len(codes)
     # breadth-first position -> walk number, and the first position of each depth
-    order = np.argsort(_narrow(depths), kind="stable")
+    order = np.argsort(narrow_keys(depths), kind="stable")
     level_start = np.zeros(int(depths.max()) + 2, dtype=np.int64)
     np.cumsum(np.bincount(depths), out=level_start[1:])
     code = codes[order]
@@ -297,7 +298,7 @@ def flatten(walk: Walk) -> CompiledGame:
     )
     del order, decision, raw_set, first_node
     # CSR list of the histories in each infoset, in breadth-first order
-    in_order = decision_nodes[np.argsort(_narrow(infoset[decision_nodes]), kind="stable")]
+    in_order = decision_nodes[np.argsort(narrow_keys(infoset[decision_nodes]), kind="stable")]
     infoset_node_start = np.zeros(num_sets + 1, dtype=np.int32)
     infoset_node_start[1:] = np.cumsum(np.bincount(infoset[decision_nodes], minlength=num_sets))
 
@@ -342,16 +343,6 @@ def flatten(walk: Walk) -> CompiledGame:
         infosets=_InfoSets(key_index, infoset_player, actions),
         zero_sum=_zero_sum(payoffs),
     )
-
-
-def _narrow(keys: np.ndarray) -> np.ndarray:
-    """Non-negative sort keys in the smallest unsigned type that holds them: numpy sorts 8-
-    and 16-bit keys stably by radix sort, in linear time."""
-    largest = int(keys.max()) if len(keys) else 0
-    for dtype in (np.uint8, np.uint16):
-        if largest <= np.iinfo(dtype).max:
-            return keys.astype(dtype)
-    return keys
 
 
 def _segments(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

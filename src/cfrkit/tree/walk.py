@@ -12,7 +12,7 @@ whole subtree, then the next child's), and each leaves one integer, its *code*: 
 information set at a decision node, :data:`CHANCE_CODE` or :data:`TERMINAL_CODE` otherwise.
 Chance nodes add their outcome count, probabilities and labels, terminals their utilities. A
 node's code gives its number of children (its infoset's actions, its chance outcomes, or none),
-and in pre-order the counts alone determine the tree (:mod:`cfrkit._kernels.preorder` turns them
+and in pre-order the counts alone determine the tree (:mod:`cfrkit.tree.preorder` turns them
 into depths), so that is all the layout needs (:func:`~cfrkit.tree.layout.flatten`): nodes of
 one depth in pre-order are in breadth-first order, so a stable sort by depth gives the
 breadth-first numbering, and every parent, child range and action follows from the codes.
@@ -49,8 +49,8 @@ import numpy as np
 from ..game import Game, GameError, History
 from .._text import short_repr
 from ..limits import MAX_ABS_UTILITY
-from .._kernels.preorder import preorder_depths
 from .memory import MemoryGuard
+from .preorder import preorder_depths
 
 __all__ = ["CHANCE", "CHANCE_CODE", "DECISION", "TERMINAL", "TERMINAL_CODE", "Walk", "short_repr"]
 
@@ -176,6 +176,7 @@ class Walk:
         self.chance_labels: list[Any] = []
         self.utilities = array("d")
         self.utility_buffer: list[Any] = []  # num_players per terminal, types not yet checked
+        self.floats_only = False  # a walker that buffers only floats says so: flush() trusts it
         self.created = 1  # nodes made so far (visited or waiting), for max_nodes and the guard
         self.limit = min(max_nodes, self.CHECK_EVERY)  # the next count of nodes to look at
         self.history_types: set[type] = set()  # classes already found to be History subclasses
@@ -195,13 +196,14 @@ class Walk:
 
     def flush(self) -> None:
         """Move the buffered codes and utilities into their columns, checking the utilities'
-        types: plain floats and ints at once, anything else with :meth:`numbers`' checks."""
+        types (unless :attr:`floats_only`): plain floats and ints at once, anything else with
+        :meth:`numbers`' checks."""
         self.code.fromlist(self.code_buffer)
         self.code_buffer.clear()
         buffer = self.utility_buffer
         if not buffer:
             return
-        if _PLAIN_UTILITIES.issuperset(map(type, buffer)):
+        if self.floats_only or _PLAIN_UTILITIES.issuperset(map(type, buffer)):
             try:
                 self.utilities.fromlist(buffer)  # unchanged if it raises
                 buffer.clear()
@@ -344,14 +346,14 @@ class Walk:
         flushed, buffer = self.code, self.code_buffer
         record, add_utilities = buffer.append, self.utility_buffer.extend
         find, set_player, set_actions = self.key_to_id.get, self.set_player, self.set_actions
-        visit, checked = self.visit, self.history_types
+        add_infoset, visit, checked = self.add_infoset, self.visit, self.history_types
         checked.add(type(root))
         created, limit = self.created, self.limit
         stack = [root]
         pop, extend = stack.pop, stack.extend
         while stack:
             history = pop()
-            labels = None
+            labels = chance = None
             try:  # the common answers, taken as they come (see the module's docstring)
                 terminal = history.is_terminal()
                 if terminal is True:
@@ -361,20 +363,28 @@ class Walk:
                         record(TERMINAL_CODE)
                         add_utilities(raw)  # their types are checked by flush()
                         continue
-                elif terminal is False and history.is_chance() is False:
-                    player = history.current_player()
-                    actions = history.actions()
-                    key = history.infoset_key()
-                    set_id = find(key)
-                    if set_id is not None and type(player) is int and type(actions) is tuple \
-                            and type(key) is str and set_player[set_id] == player \
-                            and set_actions[set_id] == actions:
-                        record(set_id)
-                        labels = actions
+                elif terminal is False:
+                    chance = history.is_chance()
+                    if chance is False:
+                        player = history.current_player()
+                        actions = history.actions()
+                        key = history.infoset_key()
+                        if type(player) is int and type(actions) is tuple and type(key) is str:
+                            set_id = find(key)
+                            if set_id is not None:
+                                if set_player[set_id] == player and set_actions[set_id] == actions:
+                                    record(set_id)
+                                    labels = actions
+                            elif 0 <= player < players and actions \
+                                    and len(set(actions)) == len(actions):
+                                record(add_infoset(len(flushed) + len(buffer), key, player, actions))
+                                labels = actions
             except Exception:
                 pass  # visit() asks again and names what failed
             if labels is None:
-                labels = visit(len(flushed) + len(buffer), history)
+                node = len(flushed) + len(buffer)
+                # a chance node has answered is_terminal() and is_chance() already
+                labels = self.chance(node, history) if chance is True else visit(node, history)
                 if not labels:
                     continue
             created += len(labels)
