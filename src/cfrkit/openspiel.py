@@ -237,9 +237,8 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
     players = walk.num_players
     per_player = game.keys_per_player
     lists: list[list[int]] = []  # each infoset's actions as pyspiel gives them, to compare
-    set_player = walk.set_player
-    find = walk.key_to_id.get
-    add_infoset = walk.add_infoset
+    key_to_id, set_player, set_actions = walk.key_to_id, walk.set_player, walk.set_actions
+    find = key_to_id.get
     flushed, buffer = walk.code, walk.code_buffer
     record = buffer.append
     add_count, add_probs = walk.chance_counts.append, walk.chance_probs.extend
@@ -273,9 +272,11 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
                 set_id = find(key)
                 if set_id is None:
                     if actions and len(set(actions)) == len(actions):
-                        record(add_infoset(len(flushed) + len(buffer), key, player,
-                                           tuple(actions)))
+                        set_id = key_to_id[key] = len(set_player)  # Walk.add_infoset()'s steps
+                        set_player.append(player)
+                        set_actions.append(tuple(actions))
                         lists.append(actions)
+                        record(set_id)
                     else:
                         actions = slow(state)
                 elif set_player[set_id] == player and lists[set_id] == actions:

@@ -226,9 +226,9 @@ def flatten(walk: Walk) -> CompiledGame:
     del code
 
     # infosets grouped by player, each player's by first breadth-first node
-    num_sets = len(walk.keys)
+    num_sets = len(walk.set_player)
     set_player = np.array(walk.set_player, dtype=np.int32)
-    set_actions = np.array([len(actions) for actions in walk.set_actions], dtype=np.int32)
+    set_actions = walk.action_counts()
     first_node = np.full(num_sets, num_nodes, dtype=np.int64)
     np.minimum.at(first_node, raw_set, decision_nodes)
     by_set = np.lexsort((first_node, set_player))  # new id -> walk's id
@@ -331,9 +331,10 @@ def flatten(walk: Walk) -> CompiledGame:
     for array in tree:
         if isinstance(array, np.ndarray):
             array.setflags(write=False)
-    keys = tuple(walk.keys[s] for s in by_set)
-    actions = tuple(walk.set_actions[s] for s in by_set)
-    key_index = {key: i for i, key in enumerate(keys)}
+    new_order = by_set.tolist()  # C-level loops below: a game may have millions of infosets
+    keys = tuple(map(walk.keys.__getitem__, new_order))
+    actions = tuple(map(walk.set_actions.__getitem__, new_order))
+    key_index = dict(zip(keys, range(num_sets)))
     return CompiledGame(
         game=walk.game,
         tree=tree,
@@ -402,7 +403,7 @@ def _report_imperfect_recall(walk, order, decision_nodes, raw_set, previous, fir
     action differs from that of its infoset's first history in visiting order."""
     position = np.empty(len(order), dtype=np.int64)
     position[order] = np.arange(len(order))
-    first = previous[np.searchsorted(decision_nodes, position[walk.set_first_node])]
+    first = previous[np.searchsorted(decision_nodes, position[walk.first_nodes()])]
     wrong = np.flatnonzero(previous != first[raw_set])
     culprit = wrong[np.argmin(order[decision_nodes[wrong]])]
     set_id = int(raw_set[culprit])

@@ -140,8 +140,8 @@ class Walk:
     every node's depth; the chance nodes, in the same order, have ``chance_counts`` outcomes whose probabilities and
     labels follow one another in ``chance_probs`` and ``chance_labels``; the terminals, in
     the same order, have ``num_players`` utilities each in ``utilities``. Infoset ``s`` has
-    ``keys[s]``, ``set_player[s]``, ``set_actions[s]`` and ``set_first_node[s]``, the node
-    where the walk met it first. During the walk the latest codes and utilities wait in
+    ``keys[s]``, ``set_player[s]`` and ``set_actions[s]``; :meth:`first_nodes` says where the
+    walk met each first. During the walk the latest codes and utilities wait in
     ``code_buffer`` and ``utility_buffer`` (lists, appended to in place) until :meth:`flush`.
     """
 
@@ -181,13 +181,25 @@ class Walk:
         self.limit = min(max_nodes, self.CHECK_EVERY)  # the next count of nodes to look at
         self.history_types: set[type] = set()  # classes already found to be History subclasses
         # per infoset, in discovery order
-        self.key_to_id: dict[str, int] = {}
-        self.keys: list[str] = []
+        self.key_to_id: dict[str, int] = {}  # in insertion order: the ids are 0, 1, 2, ...
         self.set_player: list[int] = []
         self.set_actions: list[tuple[Hashable, ...]] = []
-        self.set_first_node: list[int] = []
         # rebuilds the history at an action path, for messages found after the walk
         self.replay = self.replay_histories
+
+    @property
+    def keys(self) -> list[str]:
+        """Each infoset's key, by id."""
+        return list(self.key_to_id)
+
+    def first_nodes(self) -> np.ndarray:
+        """int64[infosets]: the node where the walk met each infoset first (codes flushed)."""
+        codes = np.frombuffer(self.code, dtype=np.int32)
+        decision = np.flatnonzero(codes >= 0)
+        first = np.full(len(self.set_player), len(codes), dtype=np.int64)
+        np.minimum.at(first, codes[decision], decision)
+        del codes
+        return first
 
     @property
     def num_nodes(self) -> int:
@@ -198,8 +210,7 @@ class Walk:
         """Move the buffered codes and utilities into their columns, checking the utilities'
         types (unless :attr:`floats_only`): plain floats and ints at once, anything else with
         :meth:`numbers`' checks."""
-        self.code.fromlist(self.code_buffer)
-        self.code_buffer.clear()
+        self.flush_codes()
         buffer = self.utility_buffer
         if not buffer:
             return
@@ -235,20 +246,25 @@ class Walk:
         codes = np.frombuffer(self.code, dtype=np.int32)
         counts = np.zeros(len(codes), dtype=np.int32)
         decision = codes >= 0
-        if self.set_actions:
-            actions = np.fromiter(map(len, self.set_actions), dtype=np.int32,
-                                  count=len(self.set_actions))
-            counts[decision] = actions[codes[decision]]
+        counts[decision] = self.action_counts()[codes[decision]]
         chance = codes == CHANCE_CODE
         counts[chance] = np.frombuffer(self.chance_counts, dtype=np.int32)[: int(chance.sum())]
         del codes
         return counts
 
+    def action_counts(self) -> np.ndarray:
+        """int32[infosets]: each infoset's number of actions."""
+        return np.fromiter(map(len, self.set_actions), dtype=np.int32, count=len(self.set_actions))
+
+    def flush_codes(self) -> None:
+        """Move the buffered codes into their column (for a message, mid-walk)."""
+        self.code.fromlist(self.code_buffer)
+        self.code_buffer.clear()
+
     def depths(self) -> np.ndarray:
         """int32[num_nodes + 1]: every recorded node's depth, then the depth of the node the
         walk is at (or would visit next)."""
-        self.code.fromlist(self.code_buffer)
-        self.code_buffer.clear()
+        self.flush_codes()
         return preorder_depths(self.child_counts())
 
     # -- error reporting -----------------------------------------------------------------
@@ -345,8 +361,8 @@ class Walk:
         players = self.num_players
         flushed, buffer = self.code, self.code_buffer
         record, add_utilities = buffer.append, self.utility_buffer.extend
-        find, set_player, set_actions = self.key_to_id.get, self.set_player, self.set_actions
-        add_infoset, visit, checked = self.add_infoset, self.visit, self.history_types
+        key_to_id, set_player, set_actions = self.key_to_id, self.set_player, self.set_actions
+        find, visit, checked = key_to_id.get, self.visit, self.history_types
         checked.add(type(root))
         created, limit = self.created, self.limit
         stack = [root]
@@ -377,7 +393,10 @@ class Walk:
                                     labels = actions
                             elif 0 <= player < players and actions \
                                     and len(set(actions)) == len(actions):
-                                record(add_infoset(len(flushed) + len(buffer), key, player, actions))
+                                set_id = key_to_id[key] = len(set_player)  # add_infoset()'s steps
+                                set_player.append(player)
+                                set_actions.append(actions)
+                                record(set_id)
                                 labels = actions
             except Exception:
                 pass  # visit() asks again and names what failed
@@ -482,7 +501,7 @@ class Walk:
         set_id = self.key_to_id.get(key)
         if set_id is None:
             self.distinct(node, history, "actions()", "action", actions)
-            set_id = self.add_infoset(node, key, player, actions)
+            set_id = self.add_infoset(key, player, actions)
         else:
             try:
                 same = self.set_player[set_id] == player and self.set_actions[set_id] == actions
@@ -680,14 +699,11 @@ class Walk:
         self.chance_labels.extend(labels_tuple)
         return labels_tuple
 
-    def add_infoset(self, node: int, key: str, player: int, actions: tuple) -> int:
-        """A new infoset, first met at ``node`` (its actions checked): its id."""
-        set_id = len(self.keys)
-        self.key_to_id[key] = set_id
-        self.keys.append(key)
+    def add_infoset(self, key: str, player: int, actions: tuple) -> int:
+        """A new infoset (its actions checked): its id."""
+        set_id = self.key_to_id[key] = len(self.set_player)
         self.set_player.append(player)
         self.set_actions.append(actions)
-        self.set_first_node.append(node)
         return set_id
 
     def same_infoset(self, node: int, history: History, key: str, set_id: int, player: int,
@@ -725,7 +741,11 @@ class Walk:
         )
 
     def first_seen(self, set_id: int) -> str:
-        return f"at history {self.path_text(self.set_first_node[set_id])}"
+        self.flush_codes()
+        codes = np.frombuffer(self.code, dtype=np.int32)
+        first = int(np.flatnonzero(codes == set_id)[0])
+        del codes
+        return f"at history {self.path_text(first)}"
 
     def describe(self, action: tuple[int, int] | None) -> str:
         if action is None:
