@@ -12,7 +12,9 @@ each; medians reported) time
 * ``cfrkit.compile_game`` of the same game (an OpenSpiel game through
   ``cfrkit.openspiel.OpenSpielGame``, not yet compiled),
 
-and prints their ratio. The compile process also reports the peak resident memory the
+and prints their ratio: the median, over the repeats, of each compile's time over the time of
+the bare walk run just before it (pairs run back to back, so a machine that slows down for a
+while slows both). The compile process also reports the peak resident memory the
 compilation added (``ru_maxrss`` after it minus the resident size just before it), less the
 compiled tree's own arrays, per node: what compiling costs in memory on top of its result.
 Measures; never asserts.
@@ -146,9 +148,10 @@ def main() -> None:
             print(f"{name:<24} the bare walk saw {bare[0]['nodes']:,} nodes, compile {nodes:,}")
         walk = statistics.median(r["seconds"] for r in bare)
         seconds = statistics.median(r["seconds"] for r in comp)
+        ratio = statistics.median(c["seconds"] / b["seconds"] for b, c in zip(bare, comp))
         above = statistics.median((r["peak"] - r["tree"]) / nodes for r in comp)
         tree = comp[0]["tree"] / nodes
-        print(f"{name:<24} {nodes:>10,} {walk:>8.2f} {seconds:>9.2f} {seconds / walk:>6.2f} "
+        print(f"{name:<24} {nodes:>10,} {walk:>8.2f} {seconds:>9.2f} {ratio:>6.2f} "
               f"{above:>16.0f} {tree:>11.0f}", flush=True)
     with open("/proc/loadavg") as f:
         print(f"load average after: {' '.join(f.read().split()[:3])}")
