@@ -1,7 +1,8 @@
 """Compiling a game against the floor: a bare walk of the same game, and the memory it adds.
 
-For each game, fresh Python processes (one per measurement, alternating, ``--repeats`` times
-each; medians reported) time
+For each game, ``--repeats`` fresh Python processes each time both of the following, one right
+after the other, in alternating order (the bare walk first in the first process, the compile
+first in the next, ...):
 
 * the *bare walk*: a depth-first walk calling, once per node, each method the compiler needs
   and nothing else -- for a cfrkit game ``root``, ``is_terminal``, ``is_chance``,
@@ -12,12 +13,12 @@ each; medians reported) time
 * ``cfrkit.compile_game`` of the same game (an OpenSpiel game through
   ``cfrkit.openspiel.OpenSpielGame``, not yet compiled),
 
-and prints their ratio: the median, over the repeats, of each compile's time over the time of
-the bare walk run just before it (pairs run back to back, so a machine that slows down for a
-while slows both). The compile process also reports the peak resident memory the
-compilation added (``ru_maxrss`` after it minus the resident size just before it), less the
-compiled tree's own arrays, per node: what compiling costs in memory on top of its result.
-Measures; never asserts.
+and prints the median times and the median of the processes' ratios (compile over bare walk:
+the two run back to back, so a machine that slows down for a while -- a shared one drifts by
+2x in an hour -- slows both). The processes that compiled first also report the peak resident
+memory the compilation added (``ru_maxrss`` after it minus the resident size just before it),
+less the compiled tree's own arrays, per node: what compiling costs in memory on top of its
+result. Measures; never asserts.
 
     python benchmarks/compile.py                       # Kuhn 3p and 6p, Leduc, liar's dice, Leduc 3p
     python benchmarks/compile.py --games kuhn6,leduc_poker --repeats 5
@@ -36,7 +37,7 @@ PROBE = r"""
 import json, resource, sys, time
 import numpy as np
 import cfrkit
-NAME, MODE = sys.argv[1], sys.argv[2]
+NAME, ORDER = sys.argv[1], sys.argv[2].split(",")
 OPENSPIEL = not NAME.startswith("kuhn") and NAME != "leduc"
 if NAME.startswith("kuhn"):
     from cfrkit.games import KuhnPoker
@@ -95,27 +96,30 @@ def rss() -> int:
         return int(f.read().split()[1]) * resource.getpagesize()
 
 
-before = rss()
-start = time.perf_counter()
-if MODE == "bare":
-    nodes = (bare_openspiel if OPENSPIEL else bare_python)(game)
-    seconds = time.perf_counter() - start
-    print(json.dumps({"nodes": nodes, "seconds": seconds}))
-else:
-    compiled = cfrkit.compile_game(game, progress=False)
-    seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
-    tree = sum(a.nbytes for a in compiled.tree if isinstance(a, np.ndarray))
-    print(json.dumps({"nodes": compiled.num_nodes, "seconds": seconds,
-                      "peak": max(peak - before, 0), "tree": tree}))
+results = {}
+for mode in ORDER:
+    before = rss()
+    start = time.perf_counter()
+    if mode == "bare":
+        nodes = (bare_openspiel if OPENSPIEL else bare_python)(game)
+        results[mode] = {"nodes": nodes, "seconds": time.perf_counter() - start}
+    else:
+        compiled = cfrkit.compile_game(game, progress=False)
+        seconds = time.perf_counter() - start
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+        tree = sum(a.nbytes for a in compiled.tree if isinstance(a, np.ndarray))
+        results[mode] = {"nodes": compiled.num_nodes, "seconds": seconds,
+                         "peak": max(peak - before, 0), "tree": tree}
+        del compiled
+print(json.dumps(results))
 """
 
 GAMES = ("kuhn3", "kuhn6", "leduc", "leduc_poker", "liars_dice", "leduc_poker(players=3)")
 
 
-def run(name: str, mode: str) -> dict:
+def run(name: str, order: str) -> dict:
     env = dict(os.environ, CFRKIT_QUIET="1")
-    done = subprocess.run([sys.executable, "-c", PROBE, name, mode], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", PROBE, name, order], capture_output=True,
                           text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError((done.stderr.strip().splitlines() or ["failed"])[-1])
@@ -131,15 +135,19 @@ def main() -> None:
     args = parser.parse_args()
     with open("/proc/loadavg") as f:
         print(f"load average before: {' '.join(f.read().split()[:3])}; medians of "
-              f"{args.repeats} fresh processes each")
+              f"{args.repeats} fresh processes each, each timing both")
     print(f"{'game':<24} {'nodes':>10} {'bare s':>8} {'compile s':>9} {'ratio':>6} "
           f"{'peak-tree B/node':>16} {'tree B/node':>11}")
     for name in args.games.split(","):
-        bare, comp = [], []
+        bare, comp, memory = [], [], []
         try:
-            for _ in range(args.repeats):
-                bare.append(run(name, "bare"))
-                comp.append(run(name, "compile"))
+            for i in range(args.repeats):
+                order = "bare,compile" if i % 2 == 0 else "compile,bare"
+                both = run(name, order)
+                bare.append(both["bare"])
+                comp.append(both["compile"])
+                if order.startswith("compile"):  # the compile met a fresh process
+                    memory.append(both["compile"])
         except RuntimeError as exc:
             print(f"{name:<24} skipped: {exc}")
             continue
@@ -149,7 +157,7 @@ def main() -> None:
         walk = statistics.median(r["seconds"] for r in bare)
         seconds = statistics.median(r["seconds"] for r in comp)
         ratio = statistics.median(c["seconds"] / b["seconds"] for b, c in zip(bare, comp))
-        above = statistics.median((r["peak"] - r["tree"]) / nodes for r in comp)
+        above = statistics.median((r["peak"] - r["tree"]) / nodes for r in memory or comp)
         tree = comp[0]["tree"] / nodes
         print(f"{name:<24} {nodes:>10,} {walk:>8.2f} {seconds:>9.2f} {ratio:>6.2f} "
               f"{above:>16.0f} {tree:>11.0f}", flush=True)
