@@ -31,12 +31,12 @@ True
 
 :func:`from_openspiel` compiles the game at once, walking the whole OpenSpiel tree in Python
 through OpenSpiel's C++ states, with a walk of its own that calls pyspiel directly (no History
-object per state) and checks what cfrkit checks of any game: about 1.7 microseconds per
-history, 1.5-1.7 times a bare walk calling the same pyspiel methods once per state.
-``leduc_poker`` (9,457 histories) takes about 0.02 s, ``liars_dice`` (294,883 histories, 24,576
-information sets) about 0.5 s, ``leduc_poker(players=3)`` (1,831,601 histories) about 3.2 s,
-peaking at 60-90 bytes per history above the compiled arrays (``python benchmarks/compile.py``
-on a shared 2-core machine).
+object per state) and checks what cfrkit checks of any game: about 1.5 times a bare walk
+calling the same pyspiel methods once per state. ``leduc_poker`` (9,457 histories) takes about
+0.03 s, ``liars_dice`` (294,883 histories, 24,576 information sets) about 1.3 s,
+``leduc_poker(players=3)`` (1,831,601 histories) about 5.7 s -- about 3 microseconds per
+history -- peaking at 40-80 bytes per history above the compiled arrays (``python
+benchmarks/compile.py --repeats 11`` on a shared 2-core machine).
 """
 
 from __future__ import annotations

@@ -61,8 +61,8 @@ def compile_game(
         memory available when the walk starts (system memory, a container's limit, or the
         address-space limit ``ulimit -v``, whichever is smallest), so that a game too large for
         the machine stops early with a message instead of a ``MemoryError``. The walk keeps
-        8 bytes per node plus the utilities and chance outcomes, and only the histories of the
-        current path; with flattening, compiling peaks at about 60-100 bytes per node above the
+        4 bytes per node plus the utilities and chance outcomes, and only the histories of the
+        current path; with flattening, compiling peaks at about 40-90 bytes per node above the
         compiled tree's own arrays (``python benchmarks/compile.py`` measures it).
     progress : bool or None, optional
         Report the nodes walked on stderr (a tqdm bar). ``None`` (default): once the walk
