@@ -136,13 +136,14 @@ class Walk:
     """One depth-first walk of ``game``: the per-node columns and the per-infoset tables.
 
     After :meth:`run`, node ``n`` (in visiting order) has ``code[n]`` (its infoset's id in
-    discovery order, :data:`CHANCE_CODE` or :data:`TERMINAL_CODE`) and :meth:`depths` gives
-    every node's depth; the chance nodes, in the same order, have ``chance_counts`` outcomes whose probabilities and
-    labels follow one another in ``chance_probs`` and ``chance_labels``; the terminals, in
-    the same order, have ``num_players`` utilities each in ``utilities``. Infoset ``s`` has
-    ``keys[s]``, ``set_player[s]`` and ``set_actions[s]``; :meth:`first_nodes` says where the
-    walk met each first. During the walk the latest codes and utilities wait in
-    ``code_buffer`` and ``utility_buffer`` (lists, appended to in place) until :meth:`flush`.
+    discovery order, :data:`CHANCE_CODE` or :data:`TERMINAL_CODE`), and :meth:`depths` gives
+    every node's depth; the chance nodes, in the same order, have ``chance_counts`` outcomes
+    whose probabilities and labels follow one another in ``chance_probs`` and
+    ``chance_labels``; the terminals, in the same order, have ``num_players`` utilities each in
+    ``utilities``. Infoset ``s`` has ``keys[s]``, ``set_player[s]`` and ``set_actions[s]``;
+    :meth:`first_nodes` says where the walk met each first. During the walk the latest codes
+    and utilities wait in ``code_buffer`` and ``utility_buffer`` (lists, appended to in place)
+    until :meth:`flush`.
     """
 
     CHECK_EVERY = 1 << 13  # nodes between two progress and memory checks
