@@ -198,3 +198,72 @@ def test_max_nodes_argument_is_checked():
 def test_non_game_is_rejected():
     with pytest.raises(TypeError, match="cfrkit.Game"):
         compile_game(object())
+
+
+class _Fan(cfrkit.Game):
+    """One decision with ``width`` actions, each a terminal paying ``payoff(i)``: more terminals
+    than the walk buffers between two flushes."""
+
+    num_players = 2
+
+    def __init__(self, width, payoff):
+        self.width, self.payoff = width, payoff
+
+    def root(self):
+        return _FanHistory(self, None)
+
+
+class _FanHistory(History):
+    def __init__(self, game, leaf):
+        self.game, self.leaf = game, leaf
+
+    def is_terminal(self):
+        return self.leaf is not None
+
+    def is_chance(self):
+        return False
+
+    def current_player(self):
+        return 0
+
+    def actions(self):
+        return tuple(range(self.game.width))
+
+    def chance_outcomes(self):
+        return ()
+
+    def child(self, action):
+        return _FanHistory(self.game, action)
+
+    def infoset_key(self):
+        return "root"
+
+    def utilities(self):
+        return self.game.payoff(self.leaf)
+
+    def __repr__(self):
+        return f"Fan({self.leaf})"
+
+
+@pytest.mark.parametrize("kind", [float, int, np.float64, np.int32])
+def test_utilities_of_any_real_kind_survive_the_walks_buffers(kind):
+    # 20,000 terminals: two flushes in the middle of the walk and one at its end
+    compiled = compile_game(_Fan(20_000, lambda i: (kind(i % 7), kind(-(i % 7)))))
+    tree = compiled.tree
+    leaves = np.arange(1, 20_001)  # breadth first: the root's child i is node i + 1
+    np.testing.assert_array_equal(tree.utility[0, leaves], (leaves - 1) % 7)
+    np.testing.assert_array_equal(tree.utility[1, leaves], -((leaves - 1) % 7))
+
+
+@pytest.mark.parametrize("bad, fragment", [
+    (True, "gave a bool (True), not a real number"),
+    ("3", "gave a str ('3'), not a real number"),
+    (10**400, "too large for a float64"),
+])
+def test_a_bad_utility_found_at_a_flush_names_its_history(bad, fragment):
+    # the bad terminal sits past the first flush (8,192 nodes), among plain ones
+    game = _Fan(20_000, lambda i: (bad, 0.0) if i == 12_345 else (1.0, -1.0))
+    with pytest.raises(GameError) as info:
+        compile_game(game)
+    message = str(info.value)
+    assert fragment in message and "history [12345] (Fan(12345))" in message, message
