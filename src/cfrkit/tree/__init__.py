@@ -62,7 +62,7 @@ def compile_game(
         address-space limit ``ulimit -v``, whichever is smallest), so that a game too large for
         the machine stops early with a message instead of a ``MemoryError``. The walk keeps
         4 bytes per node plus the utilities and chance outcomes, and only the histories of the
-        current path; with flattening, compiling peaks at about 40-90 bytes per node above the
+        current path; with flattening, compiling peaks at about 65-90 bytes per node above the
         compiled tree's own arrays (``python benchmarks/compile.py`` measures it).
     progress : bool or None, optional
         Report the nodes walked on stderr (a tqdm bar). ``None`` (default): once the walk
