@@ -237,8 +237,7 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
     players = walk.num_players
     per_player = game.keys_per_player
     lists: list[list[int]] = []  # each infoset's actions as pyspiel gives them, to compare
-    key_to_id, set_player, set_actions = walk.key_to_id, walk.set_player, walk.set_actions
-    find = key_to_id.get
+    set_player, find, add_infoset = walk.set_player, walk.key_to_id.get, walk.add_infoset
     flushed, buffer = walk.code, walk.code_buffer
     record = buffer.append
     add_count, add_probs = walk.chance_counts.append, walk.chance_probs.extend
@@ -272,11 +271,8 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
                 set_id = find(key)
                 if set_id is None:
                     if actions and len(set(actions)) == len(actions):
-                        set_id = key_to_id[key] = len(set_player)  # Walk.add_infoset()'s steps
-                        set_player.append(player)
-                        set_actions.append(tuple(actions))
+                        record(add_infoset(key, player, tuple(actions)))
                         lists.append(actions)
-                        record(set_id)
                     else:
                         actions = slow(state)
                 elif set_player[set_id] == player and lists[set_id] == actions:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from ..game import Game, InfoSet
-from .preorder import narrow_keys
+from .preorder import narrow_keys, preorder_depths
 from .walk import CHANCE, CHANCE_CODE, DECISION, TERMINAL, TERMINAL_CODE
 
 if TYPE_CHECKING:
@@ -201,14 +201,15 @@ def flatten(walk: Walk) -> CompiledGame:
     recall on the way).
 
     The walk numbers nodes depth first and records each node's code, from which its number of
-    children and so every node's depth follow (``Walk.depths``); within one depth that order
+    children and so every node's depth follow (``preorder_depths``); within one depth that order
     is the breadth-first order, so a stable sort by depth gives the breadth-first numbering,
     and children come out contiguous. Information sets are renumbered by player, then by their
     first node in breadth-first order. Everything is numpy over whole arrays, plus one small
     step per depth level for perfect recall.
     """
     num_players = walk.num_players
-    depths = walk.depths()
+    child_counts = walk.child_counts()  # in visiting order (run() flushed the codes)
+    depths = preorder_depths(child_counts)
     if depths[-1] != 0:  # the walk stopped inside the tree: a bug, never the game's fault
         raise AssertionError("the walk's records do not describe a whole tree")
     depths = depths[:-1]
@@ -249,8 +250,8 @@ def flatten(walk: Walk) -> CompiledGame:
     infoset[decision_nodes] = new_id[raw_set]
     player = np.full(num_nodes, -1, dtype=np.int32)
     player[decision_nodes] = set_player[raw_set]
-    num_children = np.zeros(num_nodes, dtype=np.int32)
-    num_children[decision_nodes] = set_actions[raw_set]
+    num_children = child_counts[order]
+    del child_counts
     node_slot = np.full(num_nodes, -1, dtype=np.int32)
     node_slot[decision_nodes] = first_slot[infoset[decision_nodes]]
     # chance nodes: counts and probabilities from visiting order to breadth-first order
@@ -260,7 +261,6 @@ def flatten(walk: Walk) -> CompiledGame:
     starts = np.zeros(len(counts), dtype=np.int64)
     np.cumsum(counts[:-1], out=starts[1:])
     chance_counts = counts[visited]
-    num_children[chance_nodes] = chance_counts
     probs = np.frombuffer(walk.chance_probs, dtype=np.float64)
     chance_prob = probs[_segments(starts[visited], chance_counts)]
     chance_offsets = np.zeros(len(chance_nodes), dtype=np.int64)

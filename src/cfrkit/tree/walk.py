@@ -362,8 +362,8 @@ class Walk:
         players = self.num_players
         flushed, buffer = self.code, self.code_buffer
         record, add_utilities = buffer.append, self.utility_buffer.extend
-        key_to_id, set_player, set_actions = self.key_to_id, self.set_player, self.set_actions
-        find, visit, checked = key_to_id.get, self.visit, self.history_types
+        find, set_player, set_actions = self.key_to_id.get, self.set_player, self.set_actions
+        add_infoset, visit, checked = self.add_infoset, self.visit, self.history_types
         checked.add(type(root))
         created, limit = self.created, self.limit
         stack = [root]
@@ -394,10 +394,7 @@ class Walk:
                                     labels = actions
                             elif 0 <= player < players and actions \
                                     and len(set(actions)) == len(actions):
-                                set_id = key_to_id[key] = len(set_player)  # add_infoset()'s steps
-                                set_player.append(player)
-                                set_actions.append(actions)
-                                record(set_id)
+                                record(add_infoset(key, player, actions))
                                 labels = actions
             except Exception:
                 pass  # visit() asks again and names what failed
@@ -743,10 +740,7 @@ class Walk:
 
     def first_seen(self, set_id: int) -> str:
         self.flush_codes()
-        codes = np.frombuffer(self.code, dtype=np.int32)
-        first = int(np.flatnonzero(codes == set_id)[0])
-        del codes
-        return f"at history {self.path_text(first)}"
+        return f"at history {self.path_text(int(self.first_nodes()[set_id]))}"
 
     def describe(self, action: tuple[int, int] | None) -> str:
         if action is None:
