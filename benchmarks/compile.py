@@ -85,7 +85,7 @@ def bare_openspiel(game):
             actions = [a for a, _ in s.chance_outcomes()]
         else:
             actions = s.legal_actions()
-            s.information_state_string(p)
+            s.information_state_string()  # the acting player's, the compiler's call
         for a in actions:
             stack.append(s.child(a))
     return nodes

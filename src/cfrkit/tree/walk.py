@@ -185,6 +185,7 @@ class Walk:
         self.key_to_id: dict[str, int] = {}  # in insertion order: the ids are 0, 1, 2, ...
         self.set_player: list[int] = []
         self.set_actions: list[tuple[Hashable, ...]] = []
+        self.set_num_actions = array("i")  # len(set_actions[s]): counting them afterwards cost more
         # rebuilds the history at an action path, for messages found after the walk
         self.replay = self.replay_histories
 
@@ -254,8 +255,8 @@ class Walk:
         return counts
 
     def action_counts(self) -> np.ndarray:
-        """int32[infosets]: each infoset's number of actions."""
-        return np.fromiter(map(len, self.set_actions), dtype=np.int32, count=len(self.set_actions))
+        """int32[infosets]: each infoset's number of actions (a copy: the column may grow)."""
+        return np.frombuffer(self.set_num_actions, dtype=np.int32).copy()
 
     def flush_codes(self) -> None:
         """Move the buffered codes into their column (for a message, mid-walk)."""
@@ -702,6 +703,7 @@ class Walk:
         set_id = self.key_to_id[key] = len(self.set_player)
         self.set_player.append(player)
         self.set_actions.append(actions)
+        self.set_num_actions.append(len(actions))
         return set_id
 
     def same_infoset(self, node: int, history: History, key: str, set_id: int, player: int,
