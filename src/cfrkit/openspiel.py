@@ -35,7 +35,7 @@ object per state) and checks what cfrkit checks of any game: about 1.5 times a b
 calling the same pyspiel methods once per state. ``leduc_poker`` (9,457 histories) takes about
 0.05 s, ``liars_dice`` (294,883 histories, 24,576 information sets) about 1 s,
 ``leduc_poker(players=3)`` (1,831,601 histories) about 6 s -- about 3 microseconds per
-history -- peaking at 65-85 bytes per history above the compiled arrays (``python
+history -- peaking at 65-90 bytes per history above the compiled arrays (``python
 benchmarks/compile.py --repeats 11`` on a shared 2-core machine).
 """
 
