@@ -1,8 +1,9 @@
-"""External and outcome sampling with streams: passes per second, and time to a target.
+"""Sampling with streams (external, outcome, chance): passes per second, and time to a target.
 
-``ExternalSamplingCFR`` / ``OutcomeSamplingCFR`` take ``streams=k, samples=b``: each player's
-pass of an iteration becomes ``k * b`` passes (``b`` on each of ``k`` independent random
-streams), whose estimates are averaged before one update; the streams run on ``threads``.
+``ExternalSamplingCFR``, ``OutcomeSamplingCFR`` and ``ChanceSampledCFR`` take ``streams=k,
+samples=b``: each player's pass of an iteration becomes ``k * b`` passes (``b`` on each of
+``k`` independent random streams), whose estimates are averaged before one update; the
+streams run on ``threads``.
 This benchmark puts, side by side in one process and under the same load,
 
 * ``plain``: ``streams=1, samples=1`` (one pass, one update), one thread;
@@ -50,7 +51,8 @@ TARGETS = {
     ("leduc_poker(players=3)", "external"): 0.6,
     ("leduc_poker(players=3)", "outcome"): 1.5,
 }
-SCHEMES = {"external": cfrkit.ExternalSamplingCFR, "outcome": cfrkit.OutcomeSamplingCFR}
+SCHEMES = {"external": cfrkit.ExternalSamplingCFR, "outcome": cfrkit.OutcomeSamplingCFR,
+           "chance": cfrkit.ChanceSampledCFR}
 
 
 def load_average() -> str:
@@ -117,7 +119,8 @@ def median_run(runs: list) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", default="liars_dice,leduc_poker(players=3)")
-    parser.add_argument("--schemes", default="external,outcome")
+    parser.add_argument("--schemes", default="external,outcome",
+                        help="comma-separated: external, outcome, chance")
     parser.add_argument("--shapes", default="1x128,2x32,2x128,2x512",
                         help="streams x samples, comma-separated")
     parser.add_argument("--seconds", type=float, default=0.3, help="per turn (throughput)")

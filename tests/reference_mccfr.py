@@ -15,6 +15,8 @@ The formulas (Lanctot, Waugh, Zinkevich and Bowling 2009), for a pass of travers
   The average: each sampled history of ``q = (p + 1) mod P`` adds ``1 / pi_o(h)`` times
   ``sigma(I)``, ``pi_o`` the sampled reach of the players other than ``p`` and ``q`` (one
   player: ``p``'s own histories add their own reach).
+* chance sampling (``ChanceSampledCFR`` with streams): the outcomes drawn in depth-first
+  pre-order (:func:`chance_sample`), then :func:`reference.regret_pass` over that sample.
 * outcome sampling: one path; at ``p``'s history with sampled ``a*`` and exploring
   probability ``s(a*)``, ``x = v(h a*) / s(a*)``, ``v(h) = sigma(a*) x``, and
   ``r(I, a*) += x / q_p(h)``, ``r(I, a) -= v(h) / q_p(h)`` for every ``a``; the average
@@ -31,7 +33,7 @@ from collections.abc import Hashable
 from cfrkit._kernels.chance import sample_outcome
 from cfrkit._kernels.random import next_double
 from cfrkit.game import Game, History
-from reference import PassResult, Policy, ReferenceCFR
+from reference import PassResult, Policy, ReferenceCFR, regret_pass
 
 from conftest import node_paths
 
@@ -70,6 +72,26 @@ class Draws:
                 if u < total:
                     return j
         return last
+
+
+def chance_sample(game: Game, draws: Draws) -> dict[tuple, Hashable]:
+    """The outcomes a depth-first chance-sampled pass draws, by chance path: one at each chance
+    node reached, in pre-order (below a chance node only its drawn outcome is walked, below a
+    decision node every action)."""
+    sample: dict[tuple, Hashable] = {}
+
+    def walk(h: History, path: tuple) -> None:
+        if h.is_terminal():
+            return
+        if h.is_chance():
+            outcome = sample[path] = draws.chance(h, path)
+            walk(h.child(outcome), path + (outcome,))
+            return
+        for a in h.actions():
+            walk(h.child(a), path + (a,))
+
+    walk(game.root(), ())
+    return sample
 
 
 def _zeros(table, player: int) -> dict:
@@ -159,8 +181,8 @@ class ReferenceMCCFR(ReferenceCFR):
     regrets and average terms are averaged (each scaled by ``1 / (streams * samples)``).
     """
 
-    def __init__(self, game: Game, trainer, *, outcome: bool, exploration: float = 0.6,
-                 **options) -> None:
+    def __init__(self, game: Game, trainer, *, outcome: bool = False, chance: bool = False,
+                 exploration: float = 0.6, **options) -> None:
         super().__init__(game, **options)
         self.samples = trainer.samples
         if trainer.streams == 1 and trainer.samples == 1:
@@ -168,33 +190,54 @@ class ReferenceMCCFR(ReferenceCFR):
         else:
             self.streams = [Draws(trainer, rng) for rng in trainer._pool.rng]
         self.outcome = outcome
+        self.chance = chance
+        # chance sampling with one sample per iteration: every player's round replays the
+        # streams from their states at the iteration's start
+        self.shared = chance and not trainer.sample_per_player
+        self.starts: list | None = None
         self.exploration = exploration
 
     def _one_pass(self, player: int, draws: Draws) -> PassResult:
+        if self.chance:
+            return regret_pass(self.game, self.current, [player],
+                               chance_sample(self.game, draws), table=self.table)
         if self.outcome:
             return outcome_pass(self.game, self.current, player, draws, self.table,
                                 self.exploration)
         return external_pass(self.game, self.current, player, draws, self.table)
 
     def _pass(self, player: int) -> PassResult:
-        results = [self._one_pass(player, draws)
-                   for draws in self.streams for _ in range(self.samples)]
-        if len(results) == 1:
-            return results[0]
-        share = 1.0 / len(results)
+        if self.starts is not None:
+            for draws, start in zip(self.streams, self.starts):
+                draws.rng[:] = start
+        rounds = [[self._one_pass(player, draws) for _ in range(self.samples)]
+                  for draws in self.streams]
+        if len(rounds) == 1 and self.samples == 1:
+            return rounds[0][0]
+        # a stream's regrets summed first, then scaled: the kernels' order, so that regrets
+        # that cancel within a stream come out exactly 0 in both (regret matching turns a
+        # rounding error's sign into a different strategy)
+        share = 1.0 / (len(rounds) * self.samples)
         merged = PassResult(regrets=_zeros(self.table, player), own_reach={}, values=[])
-        for result in results:
-            for key, row in result.regrets.items():
+        for results in rounds:
+            stream = _zeros(self.table, player)
+            for result in results:
+                for key, row in result.regrets.items():
+                    for a, x in row.items():
+                        stream[key][a] += x
+                for key, terms in result.own_reach.items():
+                    merged.own_reach.setdefault(key, []).extend(share * x for x in terms)
+            for key, row in stream.items():
                 for a, x in row.items():
                     merged.regrets[key][a] += share * x
-            for key, terms in result.own_reach.items():
-                merged.own_reach.setdefault(key, []).extend(share * x for x in terms)
         return merged
 
     def iterate(self, n: int = 1) -> ReferenceMCCFR:
         for _ in range(n):
             t = self.iteration + 1
             players = range(self.game.num_players)
+            if self.shared:
+                self.starts = [draws.rng.copy() for draws in self.streams]
             if self.alternating:
                 for p in players:
                     self._update(frozenset([p]), self._pass(p), t)
@@ -224,5 +267,5 @@ def assert_tables_close(ours: dict, theirs: dict, tolerance: float = 1e-12) -> N
     assert worst <= tolerance * scale, f"differs by {worst:.3g} (scale {scale:.3g})"
 
 
-__all__ = ["Draws", "ReferenceMCCFR", "assert_tables_close", "external_pass", "outcome_pass",
-           "table_of"]
+__all__ = ["Draws", "ReferenceMCCFR", "assert_tables_close", "chance_sample", "external_pass",
+           "outcome_pass", "table_of"]

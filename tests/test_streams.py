@@ -1,4 +1,5 @@
-"""Streams: external and outcome sampling with several random streams and passes per round.
+"""Streams: external, outcome and chance sampling with several random streams and passes per
+round.
 
 ``streams=k, samples=b`` makes, for each player and iteration, ``k * b`` independent passes (``b``
 on each of ``k`` jumped xoshiro streams) and averages their estimates. The oracle replays every
@@ -22,7 +23,8 @@ from conftest import GAMES, RANDOM_GAMES, RULES, OracleSchedule
 from reference_mccfr import ReferenceMCCFR, assert_tables_close, table_of
 
 TWO = min(2, numba.config.NUMBA_NUM_THREADS)
-CLASSES = {"external": cfrkit.ExternalSamplingCFR, "outcome": cfrkit.OutcomeSamplingCFR}
+CLASSES = {"external": cfrkit.ExternalSamplingCFR, "outcome": cfrkit.OutcomeSamplingCFR,
+           "chance": cfrkit.ChanceSampledCFR}
 ORACLE_GAMES = {"kuhn2": GAMES["kuhn2"], "kuhn3": GAMES["kuhn3"], **RANDOM_GAMES}
 
 
@@ -54,8 +56,9 @@ def test_every_shape_matches_the_oracle(scheme, game_name, rule_name, shape, alt
     trainer = CLASSES[scheme](game, seed=7, rule=rule, alternating=alternating,
                               streams=streams, samples=samples, threads=1)
     oracle = ReferenceMCCFR(game, trainer, outcome=scheme == "outcome",
-                            rule=OracleSchedule(rule), alternating=alternating)
-    iterations = 12 if scheme == "external" else 40
+                            chance=scheme == "chance", rule=OracleSchedule(rule),
+                            alternating=alternating)
+    iterations = 40 if scheme == "outcome" else 12
     trainer.iterate(iterations // 3).iterate(iterations - iterations // 3)
     oracle.iterate(iterations)
     assert_tables_close(table_of(trainer, "regrets"), oracle.regrets)
@@ -70,7 +73,7 @@ def test_a_one_player_game_with_streams_matches_the_oracle(scheme):
 
     game = RandomGame(seed=21, num_players=1, max_depth=5, max_nodes=120)
     trainer = CLASSES[scheme](game, seed=2, streams=2, samples=2, threads=1)
-    oracle = ReferenceMCCFR(game, trainer, outcome=scheme == "outcome")
+    oracle = ReferenceMCCFR(game, trainer, outcome=scheme == "outcome", chance=scheme == "chance")
     trainer.iterate(30)
     oracle.iterate(30)
     assert_tables_close(table_of(trainer, "regrets"), oracle.regrets)
@@ -158,8 +161,61 @@ def test_the_command_line_takes_streams_and_samples(tmp_path, capsys):
     assert json.loads(out.read_text())["nash_conv"] == pytest.approx(
         cfrkit.nash_conv(expected.game, expected.average_policy()), abs=1e-15)
     assert main(["solve", "kuhn", "--trainer", "cfr+", "--streams", "2"]) == 2
-    assert "--streams applies to external-sampling and outcome-sampling" in capsys.readouterr().err
+    assert "--streams applies to chance-sampled, external-sampling, outcome-sampling, not cfr+" \
+        in capsys.readouterr().err
     assert main(["solve", "kuhn", "--resume", str(tmp_path / "c.npz"), "--samples", "2"]) == 2
     assert "--samples does not apply with --resume" in capsys.readouterr().err
     assert main(["solve", "kuhn", "--trainer", "outcome-sampling", "--streams", "5000"]) == 2
     assert "--streams must be an integer from 1 to 1024" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("alternating", [True, False])
+@pytest.mark.parametrize("rule_name", ["vanilla", "cfr_plus"])
+@pytest.mark.parametrize("game_name", ["kuhn3", "random3"])
+def test_chance_streams_with_a_sample_per_player_match_the_oracle(game_name, rule_name,
+                                                                   alternating):
+    # a fresh set of samples for each player's round (the shared ones are covered above)
+    game, rule = ORACLE_GAMES[game_name], RULES[rule_name]
+    trainer = cfrkit.ChanceSampledCFR(game, seed=3, rule=rule, alternating=alternating,
+                                      sample_per_player=True, streams=2, samples=2, threads=1)
+    oracle = ReferenceMCCFR(game, trainer, chance=True, rule=OracleSchedule(rule),
+                            alternating=alternating)
+    trainer.iterate(5).iterate(7)
+    oracle.iterate(12)
+    assert_tables_close(table_of(trainer, "regrets"), oracle.regrets)
+    assert_tables_close(table_of(trainer, "sums"), oracle.strategy_sum)
+
+
+def test_chance_streams_share_the_samples_between_players_unless_asked_not_to():
+    game = cfrkit.compile_game(KuhnPoker(players=3))
+    shared = cfrkit.ChanceSampledCFR(game, seed=5, streams=2, samples=3, threads=1).iterate(4)
+    fresh = cfrkit.ChanceSampledCFR(game, seed=5, streams=2, samples=3, threads=1,
+                                    sample_per_player=True).iterate(4)
+    # shared: each round replays the iteration's draws, so the streams end 4 rounds of draws
+    # in; fresh: 4 iterations of 3 players' rounds
+    draws = 3 * 2  # per stream and round: 3 samples of one chance node (the deal), whose alias
+    # draw takes two numbers
+    assert np.array_equal(shared._pool.rng, _advanced(stream_states(5, 2), 4 * draws))
+    assert np.array_equal(fresh._pool.rng, _advanced(stream_states(5, 2), 12 * draws))
+    assert not np.array_equal(shared._state.regret, fresh._state.regret)
+
+
+def _advanced(states: np.ndarray, draws: int) -> np.ndarray:
+    from cfrkit._kernels.random import next_uint64
+
+    states = states.copy()
+    for row in states:
+        for _ in range(draws):
+            next_uint64(row)
+    return states
+
+
+def test_chance_streams_refuse_a_predictive_rule_and_converge():
+    with pytest.raises(ValueError, match="^ChanceSampledCFR takes a predictive rule only with"):
+        cfrkit.ChanceSampledCFR(KuhnPoker(), seed=1, samples=2,
+                                rule=cfrkit.RegretRule.predictive_plus())
+    cfrkit.ChanceSampledCFR(KuhnPoker(), seed=1, rule=cfrkit.RegretRule.predictive_plus())
+    trainer = cfrkit.ChanceSampledCFR(KuhnPoker(), seed=1, streams=2, samples=4,
+                                      rule=cfrkit.RegretRule.linear())
+    trainer.iterate(2000)
+    assert cfrkit.exploitability(trainer.game, trainer.average_policy()) < 0.01

@@ -266,11 +266,11 @@ def test_load_trainer_threads(parallel_everywhere, tmp_path):
     assert cfrkit.load_trainer(path, compiled).threads is None
     straight = cfrkit.CFRPlus(compiled, threads=1).iterate(20)
     assert_same_run(straight, loaded.iterate(10))
-    sampled = tmp_path / "sampled.npz"
-    cfrkit.ChanceSampledCFR(compiled, seed=3).iterate(2).save(sampled)
-    with pytest.raises(ValueError, match="ChanceSampledCFR runs on one core"):
-        cfrkit.load_trainer(sampled, compiled, threads=1)
-    assert cfrkit.load_trainer(sampled, compiled).iteration == 2
+    pruned = tmp_path / "pruned.npz"
+    cfrkit.PrunedCFR(compiled).iterate(2).save(pruned)
+    with pytest.raises(ValueError, match="PrunedCFR runs on one core"):
+        cfrkit.load_trainer(pruned, compiled, threads=1)
+    assert cfrkit.load_trainer(pruned, compiled).iteration == 2
 
 
 def test_serial_below_threshold(monkeypatch):

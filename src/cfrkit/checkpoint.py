@@ -130,8 +130,8 @@ def load_trainer(
         :class:`~cfrkit.RegretRule`): an instance of that class with the saved parameters. The
         presets and plain ``RegretRule`` values are rebuilt from the file.
     threads : int, optional
-        For a full-pass trainer (:class:`~cfrkit.CFR` and its presets) or an external- or
-        outcome-sampling one: the threads its passes run on (default: all cores; see
+        For a full-pass trainer (:class:`~cfrkit.CFR` and its presets) or a chance-,
+        external- or outcome-sampling one: the threads its passes run on (default: all cores; see
         :attr:`CFR.threads <cfrkit.CFR.threads>`). A runtime choice, not kept in checkpoints:
         the arrays are the same whatever it is.
 
@@ -149,7 +149,7 @@ def load_trainer(
         :meth:`Trainer.iterate <cfrkit.trainers.Trainer.iterate>`).
     ValueError
         ``threads`` is not a positive integer up to ``numba.config.NUMBA_NUM_THREADS``, or is
-        given for a trainer that runs on one core (chance-sampled and pruned CFR,
+        given for a trainer that runs on one core (pruned CFR,
         :class:`~cfrkit.ResultTableLearner`).
 
     Notes
@@ -220,8 +220,8 @@ def _single_core(threads: int | None, trainer: str) -> None:
     """A ValueError if ``threads`` is given for a trainer that does not take it."""
     if threads is not None:
         raise ValueError(
-            f"threads applies to the full-pass trainers (CFR and its presets) and to external "
-            f"and outcome sampling; {trainer} runs on one core"
+            f"threads applies to the full-pass trainers (CFR and its presets) and to chance, "
+            f"external and outcome sampling; {trainer} runs on one core"
         )
 
 

@@ -104,7 +104,7 @@ TRAINERS = {
     "pdcfr+": PDCFRPlus,
 }
 SAMPLED_TRAINERS = (ChanceSampledCFR, ExternalSamplingCFR, OutcomeSamplingCFR)
-STREAM_TRAINERS = (ExternalSamplingCFR, OutcomeSamplingCFR)  # the ones that take streams=
+STREAM_TRAINERS = SAMPLED_TRAINERS  # the ones that take streams=
 THREADED_TRAINERS = (CFR, *STREAM_TRAINERS)  # the ones that take threads=
 SAMPLED_NAMES = [name for name, cls in TRAINERS.items() if cls in SAMPLED_TRAINERS]
 DEFAULT_TRAINER = "dcfr+"  # the fastest to a target on the poker games measured (docs/trainers.md)
@@ -358,9 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--quiet", action="store_true", help="no progress output on stderr")
     solve.add_argument("--threads", type=_positive_int, metavar="N", help="threads of the passes and of the evaluation (default: all "
                        "cores; full passes of games under 50,000 histories use one)")
-    solve.add_argument("--streams", type=_positive_int, metavar="K", help="external/outcome sampling: K independent random streams "
+    solve.add_argument("--streams", type=_positive_int, metavar="K", help="chance/external/outcome sampling: K independent random streams "
                        "per player and iteration, run on the threads (default 1)")
-    solve.add_argument("--samples", type=_positive_int, metavar="B", help="external/outcome sampling: passes per stream, player and "
+    solve.add_argument("--samples", type=_positive_int, metavar="B", help="chance/external/outcome sampling: passes per stream, player and "
                        "iteration (default 1)")
     solve.add_argument("--cache-dir", metavar="DIR", help="keep compiled games in this folder and load them from it next time "
                        "(see compile_game's cache_dir)")
@@ -548,14 +548,14 @@ def _trainer(args, compiled):
     if args.seed is not None and not sampled:
         raise UsageError(f"--seed applies to the sampled trainers only ({', '.join(SAMPLED_NAMES)})")
     if args.threads is not None and not issubclass(cls, THREADED_TRAINERS):
-        raise UsageError(f"--threads applies to the full-pass trainers and to external and "
-                         f"outcome sampling, not {args.trainer} (it runs on one core; run "
-                         "several seeds at once with cfrkit sweep)")
+        raise UsageError(f"--threads applies to the full-pass trainers and to the sampled ones, "
+                         f"not {args.trainer} (it runs on one core; run several seeds at once "
+                         "with cfrkit sweep)")
     options = {"threads": args.threads} if args.threads is not None else {}
     for flag in ("streams", "samples"):
         if getattr(args, flag) is not None:
             if not issubclass(cls, STREAM_TRAINERS):
-                raise UsageError(f"--{flag} applies to external-sampling and outcome-sampling, "
+                raise UsageError(f"--{flag} applies to {', '.join(SAMPLED_NAMES)}, "
                                  f"not {args.trainer or DEFAULT_TRAINER}")
             options[flag] = getattr(args, flag)
     if sampled:

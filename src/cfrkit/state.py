@@ -199,6 +199,8 @@ class StreamPool(NamedTuple):
     """
 
     rng: np.ndarray  # uint64[k, 4]: each stream's xoshiro256** state (persistent)
+    rng_start: np.ndarray  # uint64[k, 4]: the states at the iteration's start (chance sampling:
+    # every player's round draws the same outcomes)
     touched: np.ndarray  # int64[k]: nodes the stream's passes of the round touched
     instant: np.ndarray  # float64[k, A]: the stream's slot sums (as Scratch.instant)
     baseline: np.ndarray  # float64[k, S]
@@ -229,6 +231,7 @@ def new_stream_pool(tree: GameTree, rng: np.ndarray, workers: int) -> StreamPool
     num_infosets = tree.infoset_player.shape[0] if streams else 0
     return StreamPool(
         rng=np.array(rng, dtype=np.uint64).reshape(streams, 4),
+        rng_start=np.zeros((streams, 4), dtype=np.uint64),
         touched=np.zeros(streams, dtype=np.int64),
         instant=np.zeros((streams, tree.num_action_slots if streams else 0)),
         baseline=np.zeros((streams, num_infosets)),

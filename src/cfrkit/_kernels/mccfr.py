@@ -1,4 +1,5 @@
-"""Monte Carlo CFR that samples players' actions too: external and outcome sampling.
+"""Monte Carlo CFR passes on a depth-first walk, and their streams: external and outcome
+sampling, and chance sampling with streams.
 
 Lanctot, Waugh, Zinkevich and Bowling 2009, "Monte Carlo Sampling for Regret Minimization in
 Extensive Games" (and Lanctot's 2013 thesis, chapter 4). Each pass belongs to one *traverser*
@@ -14,6 +15,10 @@ replays the same draws:
   ``s(a) = e / |A| + (1 - e) sigma(a)`` (``e``: exploration), elsewhere from the strategy or
   the chance probabilities; the importance weights ``1 / q(z)`` make the regret estimates
   unbiased.
+* chance sampling (:func:`chance_pass`: ``ChanceSampledCFR`` with streams) -- only chance is
+  sampled; every action of every player is walked, and ``p``'s regrets are weighted by the
+  others' reach. (Without streams ``ChanceSampledCFR`` runs the layout kernels of
+  :mod:`.sampled_pass`, which draw in another order.)
 
 Passes leave, like every pass, the slot sums ``instant`` and the baselines of ``p``'s visited
 infosets (their difference is the regret estimate) and list those infosets; :mod:`.update`
@@ -29,11 +34,13 @@ folds them in with the regret rule. The average strategy is added during the pas
   player's own nodes get ``w_t pi_p(h)``, as in chance sampling.
 * outcome sampling: "stochastically weighted averaging" -- at ``p``'s sampled nodes,
   ``sigma(I)`` with weight ``w_t pi_p(h) / q(h)``, ``q(h)`` the probability of sampling ``h``.
+* chance sampling: at each of ``p``'s histories, ``sigma(I)`` with weight ``w_t pi_p(h)``.
 
 *Streams* (``streams=k, samples=b``; a :class:`~cfrkit.state.StreamPool`): a player's pass
 becomes a *round* of ``k * b`` passes under the same strategy, ``b`` on each of ``k`` random
-streams (the seed's stream jumped ``2**128`` draws per stream). The round runs in two parallel
-loops of one worker per thread:
+streams (the seed's stream jumped ``2**128`` draws per stream); chance sampling's one sample per
+iteration replays the streams from the iteration's start in each player's round. The round runs
+in two parallel loops of one worker per thread:
 
 1. the passes -- workers take streams one at a time (an atomic counter) and run the stream's
    ``b`` passes on their own node buffers, into the stream's own sums; the average weights are
@@ -255,6 +262,93 @@ def outcome_pass(
     return depth + 1
 
 
+@njit(cache=True, _nrt=False, inline="never")
+def chance_pass(
+    tree, statics, state, scratch, stack, rng, player: int, weight: float, deferred,
+) -> int:
+    """One chance-sampled pass of ``player`` as a depth-first walk; returns the nodes touched.
+
+    The pass of :class:`~cfrkit.ChanceSampledCFR` with streams: one outcome drawn at each
+    chance node reached (in pre-order, as the other passes here draw), every action of every
+    player walked. Forward: ``scratch.reach`` gets ``pi_{-p}(h)``, the others' reach without
+    chance (the chance probability cancels against the probability of sampling it), and each
+    history of ``player`` adds ``w_t pi_p(h) sigma(I)`` to the average (``pi_p`` through
+    :func:`~.update.take_own_reach`: ``p``'s previous infoset is on the path, so it was taken
+    first). Backward: ``v(h) = sum_a sigma(a) v(h a)`` at every decision node, the drawn
+    outcome's value at a chance node, and at ``player``'s histories ``pi_{-p}(h) v(h a)`` to
+    the slot sums and ``pi_{-p}(h) v(h)`` to the baseline -- the terms of the layout kernels'
+    ``sampled_pass``, in depth-first rather than breadth-first order.
+    """
+    node_kind = tree.node_kind
+    node_player = tree.node_player
+    node_infoset = tree.node_infoset
+    node_slot = tree.node_slot
+    first_child = tree.node_first_child
+    num_children = tree.node_num_children
+    probs = state.probs
+    others = scratch.reach
+    chosen = scratch.sampled_child
+    order = scratch.queue
+    value = scratch.value[player]
+    chance_offset = tree.num_action_slots
+    stack[0] = 0
+    others[0] = 1.0
+    top = 1
+    count = 0
+    touched = 1
+    while top > 0:
+        top -= 1
+        n = stack[top]
+        order[count] = n
+        count += 1
+        c = first_child[n]
+        m = num_children[n]
+        s = node_slot[n]
+        reach = others[n]
+        if node_kind[n] == CHANCE:
+            k = sample_outcome(rng, statics.alias_prob, statics.alias_index, s - chance_offset, m)
+            chosen[n] = k
+            touched += 1
+            if num_children[c + k] > 0:
+                others[c + k] = reach
+                stack[top] = c + k
+                top += 1
+            continue
+        mine = node_player[n] == player
+        if mine:
+            infoset = node_infoset[n]
+            list_visited(scratch, infoset)
+            take_own_reach(tree, state, scratch, infoset)
+            _average(tree, state, scratch, infoset, weight * scratch.own_reach[infoset],
+                     deferred)
+        touched += m
+        for j in range(m - 1, -1, -1):  # pushed last first: the first child pops first
+            if num_children[c + j] > 0:
+                others[c + j] = reach if mine else reach * probs[s + j]
+                stack[top] = c + j
+                top += 1
+    instant = scratch.instant
+    baseline = scratch.baseline
+    for i in range(count - 1, -1, -1):
+        n = order[i]
+        c = first_child[n]
+        if node_kind[n] == CHANCE:
+            value[n] = value[c + chosen[n]]
+            continue
+        s = node_slot[n]
+        m = num_children[n]
+        v = 0.0
+        for j in range(m - 1, -1, -1):  # last child first, as the other passes sum
+            v += probs[s + j] * value[c + j]
+        value[n] = v
+        if node_player[n] == player:
+            cf = others[n]
+            baseline[node_infoset[n]] += cf * v
+            for j in range(m):
+                instant[s + j] += cf * value[c + j]
+    return touched
+
+
 #: A round's merge hands out infosets to workers in blocks of this many consecutive ids
 #: (interleaved: both players' infosets spread over every worker).
 _MERGE_BLOCK = 64
@@ -281,8 +375,11 @@ def _average(tree, state, scratch, infoset: int, weight: float, deferred) -> Non
 
 @njit(cache=True, _nrt=False, inline="always")
 def _one_pass(
-    tree, statics, state, scratch, stack, rng, player, weight, outcome, exploration, deferred,
+    tree, statics, state, scratch, stack, rng, player, weight, outcome, chance, exploration,
+    deferred,
 ) -> int:
+    if chance:
+        return chance_pass(tree, statics, state, scratch, stack, rng, player, weight, deferred)
     if outcome:
         return outcome_pass(
             tree, statics, state, scratch, stack, rng, player, weight, exploration, deferred
@@ -293,7 +390,7 @@ def _one_pass(
 @njit(cache=True, _nrt=False, inline="never")
 def _stream_worker(
     tree, statics, state, scratch, pool, counter, worker: int, samples: int, player: int,
-    weight: float, outcome, exploration: float,
+    weight: float, outcome, chance, exploration: float,
 ) -> None:
     """One worker's share of a round's passes: streams taken one at a time from ``counter``,
     each making ``samples`` passes into its own sums, on the worker's node buffers (a
@@ -324,7 +421,7 @@ def _stream_worker(
         touched = 0
         for _ in range(samples):
             touched += _one_pass(tree, statics, state, view, pool.stack[w], rng, player, weight,
-                                 outcome, exploration, True)
+                                 outcome, chance, exploration, True)
         for b in range(4):
             pool.rng[s, b] = rng[b]
         pool.touched[s] = touched
@@ -402,9 +499,21 @@ def _after_merge(tree, scratch, pool, player: int, alternating) -> int:
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _rewind_streams(pool, first) -> None:
+    """At an iteration's first round keep the streams' random states; at the later rounds
+    start them there again."""
+    for j in range(pool.rng.shape[0]):
+        for b in range(4):
+            if first:
+                pool.rng_start[j, b] = pool.rng[j, b]
+            else:
+                pool.rng[j, b] = pool.rng_start[j, b]
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _mccfr_block(
     tree, statics, state, scratch, stack, pool, counter, samples, schedule, alternating, lower,
-    lazy, outcome, exploration: float, streams,
+    lazy, outcome, chance, exploration: float, streams, shared,
 ) -> int:
     """``schedule.shape[1]`` iterations: each player's pass in turn (and its update at once
     when ``alternating``; else every update after the last pass, all on the same profile).
@@ -412,7 +521,10 @@ def _mccfr_block(
     With streams (``pool`` has rows), a player's pass is a *round*: ``samples`` passes per
     stream, then the merge (and, alternating, the update) infoset by infoset, each step run by
     ``counter[1]`` workers in parallel when this is inlined in a parallel kernel (serially
-    otherwise: ``prange`` is ``range`` there).
+    otherwise: ``prange`` is ``range`` there). With ``shared`` (chance sampling's one sample
+    per iteration), every player's round starts from the streams' states at the iteration's
+    start, so it draws the same chance outcomes: a chance-sampled pass walks every player
+    action, so its draws do not depend on the player or the strategy.
     """
     num_players = tree.num_players
     touched = 0
@@ -422,12 +534,14 @@ def _mccfr_block(
         weight = schedule[2, k]
         for player in range(num_players):
             if streams:
+                if shared:
+                    _rewind_streams(pool, player == 0)
                 counter[0] = 0
                 # numba cannot hand a parallel loop a bundle holding a bundle (statics.layout)
                 tables = AliasTables(statics.alias_prob, statics.alias_index)
                 for worker in prange(counter[1]):
                     _stream_worker(tree, tables, state, scratch, pool, counter, worker, samples,
-                                   player, weight, outcome, exploration)
+                                   player, weight, outcome, chance, exploration)
                 for worker in prange(counter[1]):
                     _merge_worker(tree, state, scratch, pool, worker, samples, player,
                                   alternating, schedule[0, k], schedule[1, k], lower, lazy)
@@ -436,7 +550,7 @@ def _mccfr_block(
                     continue  # each infoset was updated as it was merged
             else:
                 touched += _one_pass(tree, statics, state, scratch, stack, state.rng, player,
-                                     weight, outcome, exploration, False)
+                                     weight, outcome, chance, exploration, False)
             if alternating or player == num_players - 1:
                 update_visited(
                     tree, state, scratch, player if alternating else 0, player + 1,
@@ -457,7 +571,7 @@ def run_external(tree, statics, state, scratch, stack, pool, counter, samples, s
     """External-sampling MCCFR, one pass per player and iteration: a block of iterations in
     one call (see :func:`external_pass` and :func:`_mccfr_block`)."""
     return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
-                        alternating, lower, lazy, False, 0.0, False)
+                        alternating, lower, lazy, False, False, 0.0, False, False)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -465,7 +579,7 @@ def run_external_streams(tree, statics, state, scratch, stack, pool, counter, sa
                          schedule, alternating, lower, lazy) -> int:
     """:func:`run_external` with the pool's streams, on one thread."""
     return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
-                        alternating, lower, lazy, False, 0.0, True)
+                        alternating, lower, lazy, False, False, 0.0, True, False)
 
 
 @njit(cache=True, nogil=True, parallel=True, _nrt=False)
@@ -474,7 +588,7 @@ def run_external_parallel(tree, statics, state, scratch, stack, pool, counter, s
     """:func:`run_external_streams` with each round's streams, and its merge, on
     ``counter[1]`` threads: the same numbers, bit for bit, on any count."""
     return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
-                        alternating, lower, lazy, False, 0.0, True)
+                        alternating, lower, lazy, False, False, 0.0, True, False)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -483,7 +597,7 @@ def run_outcome(tree, statics, state, scratch, stack, pool, counter, samples, sc
     """Outcome-sampling MCCFR, one pass per player and iteration: a block of iterations in
     one call (see :func:`outcome_pass` and :func:`_mccfr_block`)."""
     return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
-                        alternating, lower, lazy, True, exploration, False)
+                        alternating, lower, lazy, True, False, exploration, False, False)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -491,7 +605,7 @@ def run_outcome_streams(tree, statics, state, scratch, stack, pool, counter, sam
                         schedule, alternating, lower, lazy, exploration: float) -> int:
     """:func:`run_outcome` with the pool's streams, on one thread."""
     return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
-                        alternating, lower, lazy, True, exploration, True)
+                        alternating, lower, lazy, True, False, exploration, True, False)
 
 
 @njit(cache=True, nogil=True, parallel=True, _nrt=False)
@@ -500,4 +614,24 @@ def run_outcome_parallel(tree, statics, state, scratch, stack, pool, counter, sa
     """:func:`run_outcome_streams` on ``counter[1]`` threads (see
     :func:`run_external_parallel`)."""
     return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
-                        alternating, lower, lazy, True, exploration, True)
+                        alternating, lower, lazy, True, False, exploration, True, False)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def run_chance_streams(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
+                       alternating, lower, lazy, per_player) -> int:
+    """Chance-sampled CFR with the pool's streams (:func:`chance_pass`), on one thread: one
+    set of samples per iteration shared by the players' rounds, or a fresh one per round
+    (``per_player``). Without streams, ``ChanceSampledCFR`` runs the layout kernels of
+    :mod:`.drivers`."""
+    return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
+                        alternating, lower, lazy, False, True, 0.0, True, not per_player)
+
+
+@njit(cache=True, nogil=True, parallel=True, _nrt=False)
+def run_chance_parallel(tree, statics, state, scratch, stack, pool, counter, samples,
+                        schedule, alternating, lower, lazy, per_player) -> int:
+    """:func:`run_chance_streams` on ``counter[1]`` threads (see
+    :func:`run_external_parallel`)."""
+    return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
+                        alternating, lower, lazy, False, True, 0.0, True, not per_player)

@@ -1,4 +1,5 @@
-"""Monte Carlo CFR sampling the players' actions too: external and outcome sampling."""
+"""Monte Carlo CFR sampling the players' actions too (external and outcome sampling), and the
+streams every Monte Carlo trainer takes."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from ..state import StreamPool, new_stream_pool, worker_buffers
 from ..tree import CompiledGame
 from .base import Buffers, ThreadsOption, Trainer, check_seed
 
-__all__ = ["ExternalSamplingCFR", "OutcomeSamplingCFR"]
+__all__ = ["ExternalSamplingCFR", "OutcomeSamplingCFR", "StreamSampling"]
 
 
 #: The most streams a trainer takes (each holds its own regret and average sums).
@@ -42,11 +43,12 @@ def _count(name: str, value: object, limit: int) -> int:
     return int(value)
 
 
-class _ActionSampling(ThreadsOption, Trainer):
-    """What external and outcome sampling share: the seed, the streams, the stack, the sound
-    rules."""
+class StreamSampling(ThreadsOption, Trainer):
+    """What the Monte Carlo trainers share: the seed, the streams and their threads, the stack
+    (see ``_kernels/mccfr.py``)."""
 
     _kernels: tuple  # the plain kernel, the streams' serial and parallel kernels
+    _plain_stack = True  # the plain kernel walks on the trainer's stack (the streams on the pool's)
 
     def __init__(
         self,
@@ -68,7 +70,7 @@ class _ActionSampling(ThreadsOption, Trainer):
         self._threads = threads
         self._state.rng[:] = seed_state(self._seed)
         # the depth-first walk's stack (external) or the sampled path (outcome)
-        self._stack = np.zeros(self.game.num_nodes, dtype=np.int32)
+        self._stack = np.zeros(self.game.num_nodes if self._plain_stack else 0, dtype=np.int32)
         plain = self._streams == 1 and self._samples == 1  # the one-pass kernel
         self._pool: StreamPool = new_stream_pool(
             self.game.tree, stream_states(self._seed, 0 if plain else self._streams),
@@ -119,6 +121,11 @@ class _ActionSampling(ThreadsOption, Trainer):
 
     def _scheme_arguments(self) -> tuple:
         return ()
+
+
+class _ActionSampling(StreamSampling):
+    """What external and outcome sampling share: :class:`StreamSampling` and the sound
+    rules."""
 
     def _configure(self) -> Buffers:
         rule = self._rule

@@ -7,18 +7,19 @@ from collections.abc import Mapping
 import numpy as np
 
 from .._kernels.drivers import run_chance_sampled, run_chance_sampled_plain, run_joint_sampled
-from .._kernels.random import seed_state
+from .._kernels.mccfr import run_chance_parallel, run_chance_streams
 from ..game import Game
 from ..policy import Policy
 from ..rules import RegretRule
 from ..state import sampling_scratch
 from ..tree import CompiledGame
-from .base import Buffers, Trainer, check_bool, check_seed
+from .base import Buffers, check_bool
+from .mccfr import StreamSampling
 
 __all__ = ["ChanceSampledCFR"]
 
 
-class ChanceSampledCFR(Trainer):
+class ChanceSampledCFR(StreamSampling):
     """Monte Carlo CFR with chance sampling (Zinkevich et al. 2007; Lanctot et al. 2009).
 
     Each iteration samples one outcome at every chance node it reaches (from the chance
@@ -66,7 +67,30 @@ class ChanceSampledCFR(Trainer):
         A fresh chance sample for each player's pass (default ``False``: one per iteration).
     fixed : Policy or Mapping, optional
         Infosets whose strategy is held fixed (see :class:`Trainer`).
+    streams, samples, threads : int, optional
+        Independent random streams, passes per stream, player and iteration, and the threads
+        the streams (and :meth:`solve`'s evaluations) run on (defaults 1, 1 and all of numba's):
+        see *Streams* below.
+
+    Notes
+    -----
+    **Streams.** With ``streams=k, samples=b`` (``k b > 1``), each player's pass of an
+    iteration becomes a *round* of ``k b`` passes under the same strategy, each on its own
+    sample: ``b`` on each of ``k`` independent random streams (stream ``j`` is the seed's
+    xoshiro256** stream jumped ``j`` times by ``2**128`` draws). The round's sampled regrets
+    and average terms are averaged (``1 / (k b)`` each) and folded in with one update, as
+    :class:`ExternalSamplingCFR` does with its streams: still unbiased, with ``1 / (k b)`` of
+    one sample's variance. With ``sample_per_player=False`` every player's round of an
+    iteration uses the same ``k b`` samples. The streams run on the threads, each into its own
+    sums, merged in a fixed order: the arrays are the same, bit for bit, on any thread count
+    (they depend on ``k`` and ``b``). These passes walk the tree depth first rather than on
+    the sampling layout, so ``streams=1, samples=1`` -- the default, the layout's kernels --
+    draws its samples in another order than any ``k b > 1``. Predictive rules are refused
+    with streams (their update has no predictions).
     """
+
+    _plain_stack = False  # one stream, one sample: the layout's kernels, with no stack
+    _kernels = (None, run_chance_streams, run_chance_parallel)
 
     def __init__(
         self,
@@ -77,18 +101,16 @@ class ChanceSampledCFR(Trainer):
         alternating: bool = True,
         sample_per_player: bool = False,
         fixed: Policy | Mapping | None = None,
+        streams: int = 1,
+        samples: int = 1,
+        threads: int | None = None,
     ) -> None:
-        self._seed = check_seed(seed)
         self._sample_per_player = check_bool("sample_per_player", sample_per_player)
-        super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
-        self._state.rng[:] = seed_state(self._seed)
-        # the passes run on the sampling layout (see cfrkit._kernels.sampled_pass)
-        self._scratch = sampling_scratch(self._scratch, self._statics)
-
-    @property
-    def seed(self) -> int:
-        """The seed of the trainer's random stream, in ``[0, 2**64)`` (fixed at construction)."""
-        return self._seed
+        super().__init__(game, seed=seed, rule=rule, alternating=alternating, fixed=fixed,
+                         streams=streams, samples=samples, threads=threads)
+        if not self._pool.rng.shape[0]:
+            # the passes run on the sampling layout (see cfrkit._kernels.sampled_pass)
+            self._scratch = sampling_scratch(self._scratch, self._statics)
 
     @property
     def sample_per_player(self) -> bool:
@@ -96,14 +118,26 @@ class ChanceSampledCFR(Trainer):
         return self._sample_per_player
 
     def _configure(self) -> Buffers:
-        joint = not self._alternating and not self._sample_per_player
+        streams = self._streams * self._samples > 1
+        if streams and self._rule.predictive:
+            raise ValueError(
+                "ChanceSampledCFR takes a predictive rule only with streams=1 and samples=1: "
+                "the streams' update has no predictions"
+            )
+        joint = not streams and not self._alternating and not self._sample_per_player
         return Buffers(queued=True, sampling=True, joint=joint)
 
     def _constructor_arguments(self) -> dict:
         return {"alternating": self._alternating, "rule": self._rule, "seed": self._seed,
-                "sample_per_player": self._sample_per_player}
+                "sample_per_player": self._sample_per_player, "streams": self._streams,
+                "samples": self._samples}
+
+    def _scheme_arguments(self) -> tuple:
+        return (self._sample_per_player,)
 
     def _run(self, schedule: np.ndarray) -> int:
+        if self._pool.rng.shape[0]:  # streams: the depth-first passes of _kernels/mccfr.py
+            return super()._run(schedule)
         # one walk for every player, or a pass per player: under a rule without predictions or
         # discounts, alternating passes have a kernel of their own with those switches constant
         # (faster; each kernel is compiled on first use)
