@@ -15,8 +15,9 @@ The formulas (Lanctot, Waugh, Zinkevich and Bowling 2009), for a pass of travers
   The average: each sampled history of ``q = (p + 1) mod P`` adds ``1 / pi_o(h)`` times
   ``sigma(I)``, ``pi_o`` the sampled reach of the players other than ``p`` and ``q`` (one
   player: ``p``'s own histories add their own reach).
-* chance sampling (``ChanceSampledCFR`` with streams): the outcomes drawn in depth-first
-  pre-order (:func:`chance_sample`), then :func:`reference.regret_pass` over that sample.
+* chance sampling (``ChanceSampledCFR`` with streams): the outcomes drawn as the layout
+  kernels draw them (:func:`chance_sample`), then :func:`reference.regret_pass` over that
+  sample.
 * outcome sampling: one path; at ``p``'s history with sampled ``a*`` and exploring
   probability ``s(a*)``, ``x = v(h a*) / s(a*)``, ``v(h) = sigma(a*) x``, and
   ``r(I, a*) += x / q_p(h)``, ``r(I, a) -= v(h) / q_p(h)`` for every ``a``; the average
@@ -28,11 +29,13 @@ average terms with the iteration's weight.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Hashable
 
 from cfrkit._kernels.chance import sample_outcome
 from cfrkit._kernels.random import next_double
 from cfrkit.game import Game, History
+from cfrkit.tree import CHANCE
 from reference import PassResult, Policy, ReferenceCFR, regret_pass
 
 from conftest import node_paths
@@ -49,6 +52,7 @@ class Draws:
         paths = compiled._cache.get("test_node_paths")
         if paths is None:
             paths = compiled._cache["test_node_paths"] = node_paths(compiled.game)
+        self.paths = paths
         self.node_of = {path: n for n, path in enumerate(paths)}
 
     def chance(self, history: History, path: tuple) -> Hashable:
@@ -74,23 +78,23 @@ class Draws:
         return last
 
 
-def chance_sample(game: Game, draws: Draws) -> dict[tuple, Hashable]:
-    """The outcomes a depth-first chance-sampled pass draws, by chance path: one at each chance
-    node reached, in pre-order (below a chance node only its drawn outcome is walked, below a
-    decision node every action)."""
+def chance_sample(draws: Draws) -> dict[tuple, Hashable]:
+    """The outcomes one chance sample draws, by chance path: one at each chance node reached,
+    in breadth-first order (as ``conftest.replay_samples``, from the stream's state)."""
+    tree, paths = draws.tree, draws.paths
     sample: dict[tuple, Hashable] = {}
-
-    def walk(h: History, path: tuple) -> None:
-        if h.is_terminal():
-            return
-        if h.is_chance():
-            outcome = sample[path] = draws.chance(h, path)
-            walk(h.child(outcome), path + (outcome,))
-            return
-        for a in h.actions():
-            walk(h.child(a), path + (a,))
-
-    walk(game.root(), ())
+    queue = deque([0])
+    while queue:
+        n = queue.popleft()
+        first, m = int(tree.node_first_child[n]), int(tree.node_num_children[n])
+        if tree.node_kind[n] == CHANCE:
+            k = sample_outcome(draws.rng, draws.statics.alias_prob, draws.statics.alias_index,
+                               int(tree.node_slot[n]) - tree.num_action_slots, m)
+            sample[paths[n]] = paths[first + k][-1]
+            children = [first + k]
+        else:
+            children = range(first, first + m)
+        queue.extend(c for c in children if tree.node_num_children[c] > 0)
     return sample
 
 
@@ -199,8 +203,8 @@ class ReferenceMCCFR(ReferenceCFR):
 
     def _one_pass(self, player: int, draws: Draws) -> PassResult:
         if self.chance:
-            return regret_pass(self.game, self.current, [player],
-                               chance_sample(self.game, draws), table=self.table)
+            return regret_pass(self.game, self.current, [player], chance_sample(draws),
+                               table=self.table)
         if self.outcome:
             return outcome_pass(self.game, self.current, player, draws, self.table,
                                 self.exploration)

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .statics import Statics
+from .statics import SamplingLayout, Statics
 from .tree import GameTree
 
 __all__ = [
@@ -209,6 +209,7 @@ class StreamPool(NamedTuple):
     visited_stamp: np.ndarray  # int64[k, S]
     visited_count: np.ndarray  # int64[k, 8]: as Scratch.visited_count, in columns 0 and 1
     # (rows a cache line apart: written at every visit)
+    stream_own: np.ndarray  # float64[k, S]: chance sampling: pi_p(I) in the round
     merged_stamp: np.ndarray  # int64[S]: the round in which each infoset was last merged
     round: np.ndarray  # int64[1]: rounds merged so far
     # per worker
@@ -222,11 +223,21 @@ class StreamPool(NamedTuple):
     queue: np.ndarray  # int32[w, N]
     sampled_child: np.ndarray  # int32[w, N]
     stack: np.ndarray  # int32[w, N]
+    # per worker, chance sampling's layout buffers (as Scratch's; empty for the other trainers,
+    # whose per-node buffers above are empty for chance sampling)
+    position_value: np.ndarray  # float64[w, P, N]: terminal entries fixed to the utilities
+    position_own: np.ndarray  # float64[w, N]
+    chance_pick: np.ndarray  # int32[w, K]
+    chance_heap: np.ndarray  # int32[w, K]
+    chance_stack: np.ndarray  # int32[w, 2, K + 1]
+    segments: np.ndarray  # int32[w, 2, K + 1]
 
 
-def new_stream_pool(tree: GameTree, rng: np.ndarray, workers: int) -> StreamPool:
+def new_stream_pool(tree: GameTree, rng: np.ndarray, workers: int,
+                    layout: SamplingLayout | None = None) -> StreamPool:
     """A pool for the streams whose random states are the rows of ``rng`` (copied; no rows
-    for the plain kernel), with buffers for ``workers`` threads."""
+    for the plain kernel), with buffers for ``workers`` threads: those of the depth-first
+    passes, or with the sampling ``layout``, chance sampling's."""
     streams = rng.shape[0]
     num_infosets = tree.infoset_player.shape[0] if streams else 0
     return StreamPool(
@@ -239,9 +250,10 @@ def new_stream_pool(tree: GameTree, rng: np.ndarray, workers: int) -> StreamPool
         visited=np.zeros((streams, num_infosets), dtype=np.int32),
         visited_stamp=np.full((streams, num_infosets), -1, dtype=np.int64),
         visited_count=_padded(streams),
+        stream_own=np.zeros((streams, num_infosets if layout is not None else 0)),
         merged_stamp=np.full(num_infosets, -1, dtype=np.int64),
         round=np.zeros(1, dtype=np.int64),
-        **worker_buffers(tree, workers if streams else 0),
+        **worker_buffers(tree, workers if streams else 0, layout),
     )
 
 
@@ -252,18 +264,31 @@ def _padded(rows: int, dtype=np.int64) -> np.ndarray:
     return np.zeros((rows, 8), dtype=dtype)
 
 
-def worker_buffers(tree: GameTree, workers: int) -> dict[str, np.ndarray]:
-    """The per-worker fields of a :class:`StreamPool` (for a new thread count)."""
+def worker_buffers(tree: GameTree, workers: int,
+                   layout: SamplingLayout | None = None) -> dict[str, np.ndarray]:
+    """The per-worker fields of a :class:`StreamPool` (for a new thread count): the depth-first
+    passes' buffers, or with the sampling ``layout``, chance sampling's."""
     num_nodes = tree.node_kind.shape[0]
     num_infosets = tree.infoset_player.shape[0] if workers else 0
+    chance = layout is not None
+    walk = 0 if chance else num_nodes  # the depth-first passes' per-node buffers
+    positions = num_nodes if chance else 0
+    num_chance = layout.chance_slot_start.shape[0] - 1 if chance else 0
+    utility = layout.position_utility if chance else np.asarray(tree.utility, dtype=np.float64)
     return dict(
         worker_rng=_padded(workers, np.uint64),
         merged=np.zeros((workers, num_infosets), dtype=np.int32),
         merged_count=np.zeros(workers, dtype=np.int64),
         reach=np.zeros((workers, num_nodes)),
-        value=np.repeat(np.asarray(tree.utility, dtype=np.float64)[None], workers, axis=0),
-        own_reach=np.zeros((workers, num_infosets)),
-        queue=np.zeros((workers, num_nodes), dtype=np.int32),
-        sampled_child=np.zeros((workers, num_nodes), dtype=np.int32),
-        stack=np.zeros((workers, num_nodes), dtype=np.int32),
+        value=np.repeat(utility[:, :walk][None], workers, axis=0),
+        own_reach=np.zeros((workers, 0 if chance else num_infosets)),
+        queue=np.zeros((workers, walk), dtype=np.int32),
+        sampled_child=np.zeros((workers, walk), dtype=np.int32),
+        stack=np.zeros((workers, walk), dtype=np.int32),
+        position_value=np.repeat(utility[:, :positions][None], workers, axis=0),
+        position_own=np.zeros((workers, positions)),
+        chance_pick=np.zeros((workers, num_chance), dtype=np.int32),
+        chance_heap=np.zeros((workers, num_chance), dtype=np.int32),
+        chance_stack=np.zeros((workers, 2, num_chance + 1 if chance else 0), dtype=np.int32),
+        segments=np.zeros((workers, 2, num_chance + 1 if chance else 0), dtype=np.int32),
     )

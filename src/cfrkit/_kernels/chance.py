@@ -45,6 +45,12 @@ def draw_sample(tree, statics, state, scratch) -> None:
     the tests' replay). Writes the region of the drawn outcome of each reached chance node to
     ``scratch.chance_pick``; advances ``state.rng`` by two doubles per reached chance node.
     """
+    draw_outcomes(statics, state.rng, scratch)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def draw_outcomes(statics, rng, scratch) -> None:
+    """:func:`draw_sample` from the random state ``rng`` (a stream's)."""
     below = statics.layout.chance_below
     below_start = statics.layout.chance_below_start
     slot_start = statics.layout.chance_slot_start
@@ -59,9 +65,7 @@ def draw_sample(tree, statics, state, scratch) -> None:
         size -= 1
         _sift_down(heap, heap[size], size)
         s = slot_start[k]
-        j = s + sample_outcome(
-            state.rng, statics.alias_prob, statics.alias_index, s, slot_start[k + 1] - s
-        )
+        j = s + sample_outcome(rng, statics.alias_prob, statics.alias_index, s, slot_start[k + 1] - s)
         scratch.chance_pick[k] = statics.layout.chance_child_region[j]
         for t in range(below_start[j], below_start[j + 1]):
             _push(heap, below[t], size)

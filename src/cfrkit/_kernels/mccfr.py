@@ -1,5 +1,5 @@
-"""Monte Carlo CFR passes on a depth-first walk, and their streams: external and outcome
-sampling, and chance sampling with streams.
+"""Monte Carlo CFR that samples players' actions too (external and outcome sampling), and the
+streams of every Monte Carlo trainer.
 
 Lanctot, Waugh, Zinkevich and Bowling 2009, "Monte Carlo Sampling for Regret Minimization in
 Extensive Games" (and Lanctot's 2013 thesis, chapter 4). Each pass belongs to one *traverser*
@@ -15,10 +15,9 @@ replays the same draws:
   ``s(a) = e / |A| + (1 - e) sigma(a)`` (``e``: exploration), elsewhere from the strategy or
   the chance probabilities; the importance weights ``1 / q(z)`` make the regret estimates
   unbiased.
-* chance sampling (:func:`chance_pass`: ``ChanceSampledCFR`` with streams) -- only chance is
-  sampled; every action of every player is walked, and ``p``'s regrets are weighted by the
-  others' reach. (Without streams ``ChanceSampledCFR`` runs the layout kernels of
-  :mod:`.sampled_pass`, which draw in another order.)
+
+Chance sampling's passes are the layout kernels of :mod:`.sampled_pass`; with streams they
+run here, in :func:`_chance_stream_worker`.
 
 Passes leave, like every pass, the slot sums ``instant`` and the baselines of ``p``'s visited
 infosets (their difference is the regret estimate) and list those infosets; :mod:`.update`
@@ -34,7 +33,8 @@ folds them in with the regret rule. The average strategy is added during the pas
   player's own nodes get ``w_t pi_p(h)``, as in chance sampling.
 * outcome sampling: "stochastically weighted averaging" -- at ``p``'s sampled nodes,
   ``sigma(I)`` with weight ``w_t pi_p(h) / q(h)``, ``q(h)`` the probability of sampling ``h``.
-* chance sampling: at each of ``p``'s histories, ``sigma(I)`` with weight ``w_t pi_p(h)``.
+* chance sampling: at each of ``p``'s histories, ``sigma(I)`` with weight ``w_t pi_p(h)``
+  (with streams, counted per infoset during the passes and weighted after them).
 
 *Streams* (``streams=k, samples=b``; a :class:`~cfrkit.state.StreamPool`): a player's pass
 becomes a *round* of ``k * b`` passes under the same strategy, ``b`` on each of ``k`` random
@@ -63,10 +63,12 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from ..state import Scratch
+from ..statics import SamplingLayout
 from ..tree import CHANCE
-from .chance import sample_outcome
+from .chance import draw_outcomes, sample_outcome
 from .parallel import take_task
 from .random import next_double
+from .sampled_pass import cut_segments, sampled_pass
 from .update import (
     add_to_average,
     advance_discounts,
@@ -262,93 +264,6 @@ def outcome_pass(
     return depth + 1
 
 
-@njit(cache=True, _nrt=False, inline="never")
-def chance_pass(
-    tree, statics, state, scratch, stack, rng, player: int, weight: float, deferred,
-) -> int:
-    """One chance-sampled pass of ``player`` as a depth-first walk; returns the nodes touched.
-
-    The pass of :class:`~cfrkit.ChanceSampledCFR` with streams: one outcome drawn at each
-    chance node reached (in pre-order, as the other passes here draw), every action of every
-    player walked. Forward: ``scratch.reach`` gets ``pi_{-p}(h)``, the others' reach without
-    chance (the chance probability cancels against the probability of sampling it), and each
-    history of ``player`` adds ``w_t pi_p(h) sigma(I)`` to the average (``pi_p`` through
-    :func:`~.update.take_own_reach`: ``p``'s previous infoset is on the path, so it was taken
-    first). Backward: ``v(h) = sum_a sigma(a) v(h a)`` at every decision node, the drawn
-    outcome's value at a chance node, and at ``player``'s histories ``pi_{-p}(h) v(h a)`` to
-    the slot sums and ``pi_{-p}(h) v(h)`` to the baseline -- the terms of the layout kernels'
-    ``sampled_pass``, in depth-first rather than breadth-first order.
-    """
-    node_kind = tree.node_kind
-    node_player = tree.node_player
-    node_infoset = tree.node_infoset
-    node_slot = tree.node_slot
-    first_child = tree.node_first_child
-    num_children = tree.node_num_children
-    probs = state.probs
-    others = scratch.reach
-    chosen = scratch.sampled_child
-    order = scratch.queue
-    value = scratch.value[player]
-    chance_offset = tree.num_action_slots
-    stack[0] = 0
-    others[0] = 1.0
-    top = 1
-    count = 0
-    touched = 1
-    while top > 0:
-        top -= 1
-        n = stack[top]
-        order[count] = n
-        count += 1
-        c = first_child[n]
-        m = num_children[n]
-        s = node_slot[n]
-        reach = others[n]
-        if node_kind[n] == CHANCE:
-            k = sample_outcome(rng, statics.alias_prob, statics.alias_index, s - chance_offset, m)
-            chosen[n] = k
-            touched += 1
-            if num_children[c + k] > 0:
-                others[c + k] = reach
-                stack[top] = c + k
-                top += 1
-            continue
-        mine = node_player[n] == player
-        if mine:
-            infoset = node_infoset[n]
-            list_visited(scratch, infoset)
-            take_own_reach(tree, state, scratch, infoset)
-            _average(tree, state, scratch, infoset, weight * scratch.own_reach[infoset],
-                     deferred)
-        touched += m
-        for j in range(m - 1, -1, -1):  # pushed last first: the first child pops first
-            if num_children[c + j] > 0:
-                others[c + j] = reach if mine else reach * probs[s + j]
-                stack[top] = c + j
-                top += 1
-    instant = scratch.instant
-    baseline = scratch.baseline
-    for i in range(count - 1, -1, -1):
-        n = order[i]
-        c = first_child[n]
-        if node_kind[n] == CHANCE:
-            value[n] = value[c + chosen[n]]
-            continue
-        s = node_slot[n]
-        m = num_children[n]
-        v = 0.0
-        for j in range(m - 1, -1, -1):  # last child first, as the other passes sum
-            v += probs[s + j] * value[c + j]
-        value[n] = v
-        if node_player[n] == player:
-            cf = others[n]
-            baseline[node_infoset[n]] += cf * v
-            for j in range(m):
-                instant[s + j] += cf * value[c + j]
-    return touched
-
-
 #: A round's merge hands out infosets to workers in blocks of this many consecutive ids
 #: (interleaved: both players' infosets spread over every worker).
 _MERGE_BLOCK = 64
@@ -359,6 +274,15 @@ class AliasTables(NamedTuple):
 
     alias_prob: np.ndarray
     alias_index: np.ndarray
+
+
+class SampledTables(NamedTuple):
+    """The part of :class:`~cfrkit.statics.Statics` the chance-sampled layout passes read,
+    built inside a worker (a parallel loop cannot be handed the statics whole)."""
+
+    alias_prob: np.ndarray
+    alias_index: np.ndarray
+    layout: object
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -375,11 +299,8 @@ def _average(tree, state, scratch, infoset: int, weight: float, deferred) -> Non
 
 @njit(cache=True, _nrt=False, inline="always")
 def _one_pass(
-    tree, statics, state, scratch, stack, rng, player, weight, outcome, chance, exploration,
-    deferred,
+    tree, statics, state, scratch, stack, rng, player, weight, outcome, exploration, deferred,
 ) -> int:
-    if chance:
-        return chance_pass(tree, statics, state, scratch, stack, rng, player, weight, deferred)
     if outcome:
         return outcome_pass(
             tree, statics, state, scratch, stack, rng, player, weight, exploration, deferred
@@ -390,7 +311,7 @@ def _one_pass(
 @njit(cache=True, _nrt=False, inline="never")
 def _stream_worker(
     tree, statics, state, scratch, pool, counter, worker: int, samples: int, player: int,
-    weight: float, outcome, chance, exploration: float,
+    weight: float, outcome, exploration: float,
 ) -> None:
     """One worker's share of a round's passes: streams taken one at a time from ``counter``,
     each making ``samples`` passes into its own sums, on the worker's node buffers (a
@@ -421,7 +342,66 @@ def _stream_worker(
         touched = 0
         for _ in range(samples):
             touched += _one_pass(tree, statics, state, view, pool.stack[w], rng, player, weight,
-                                 outcome, chance, exploration, True)
+                                 outcome, exploration, True)
+        for b in range(4):
+            pool.rng[s, b] = rng[b]
+        pool.touched[s] = touched
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _layout_for_prange(layout) -> SamplingLayout:
+    """``layout`` rebuilt field by field: numba's parallel loops take a bundle made by a call,
+    not one read from another bundle."""
+    return SamplingLayout(
+        layout.position_node, layout.position_utility, layout.position_edge,
+        layout.region_start, layout.region_inner, layout.inner, layout.region_values,
+        layout.region_decisions, layout.decisions, layout.infoset_once, layout.next_chance,
+        layout.chance_position, layout.chance_slot_start, layout.chance_child_region,
+        layout.chance_below_start, layout.chance_below,
+    )
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _chance_stream_worker(
+    tree, tables, layout, state, scratch, pool, counter, worker: int, samples: int, player: int,
+    weight: float, lower: float,
+) -> None:
+    """:func:`_stream_worker` for chance sampling: each stream's ``samples`` passes are the
+    layout kernels' (``draw_outcomes``, ``cut_segments``, ``sampled_pass`` without fused
+    updates), on the worker's position buffers, into the stream's sums; then the stream's visit
+    counts become average weights, ``w_t pi_p(I)`` per visit (``pi_p`` is the same for every
+    pass of a round: the strategy does not change within it)."""
+    w = uint64(worker)
+    rng = pool.worker_rng[w]
+    statics = SampledTables(tables.alias_prob, tables.alias_index, layout)
+    while True:
+        j = take_task(counter)
+        if j >= pool.rng.shape[0]:
+            return
+        s = uint64(j)
+        view = Scratch(
+            reach=pool.reach[w], value=scratch.value, own_reach=pool.stream_own[s],
+            instant=pool.instant[s], baseline=pool.baseline[s], visits=pool.average[s],
+            queue=scratch.queue, visited=pool.visited[s], visited_stamp=pool.visited_stamp[s],
+            visited_count=pool.visited_count[s], joint_reach=scratch.joint_reach,
+            sampled_child=scratch.sampled_child, sample_stamp=scratch.sample_stamp,
+            sample_id=scratch.sample_id, work=scratch.work, subtree_queue=scratch.subtree_queue,
+            position_value=pool.position_value[w], position_own=pool.position_own[w],
+            chance_pick=pool.chance_pick[w], chance_heap=pool.chance_heap[w],
+            chance_stack=pool.chance_stack[w], segments=pool.segments[w],
+        )
+        for b in range(4):
+            rng[b] = pool.rng[s, b]
+        touched = 0
+        for _ in range(samples):
+            draw_outcomes(statics, rng, view)
+            count, skipped = cut_segments(statics, view)
+            touched += skipped + sampled_pass(
+                tree, statics, state, view, count, player, False, weight, lower
+            )
+        for k in range(pool.visited_count[s, 0]):
+            i = uint64(pool.visited[s, uint64(k)])
+            pool.average[s, i] *= weight * pool.stream_own[s, i]
         for b in range(4):
             pool.rng[s, b] = rng[b]
         pool.touched[s] = touched
@@ -521,10 +501,11 @@ def _mccfr_block(
     With streams (``pool`` has rows), a player's pass is a *round*: ``samples`` passes per
     stream, then the merge (and, alternating, the update) infoset by infoset, each step run by
     ``counter[1]`` workers in parallel when this is inlined in a parallel kernel (serially
-    otherwise: ``prange`` is ``range`` there). With ``shared`` (chance sampling's one sample
+    otherwise: ``prange`` is ``range`` there). ``chance``: the rounds' passes are chance
+    sampling's (:func:`_chance_stream_worker`). With ``shared`` (chance sampling's one sample
     per iteration), every player's round starts from the streams' states at the iteration's
-    start, so it draws the same chance outcomes: a chance-sampled pass walks every player
-    action, so its draws do not depend on the player or the strategy.
+    start, so it draws the same chance outcomes (a chance sample's draws depend on neither the
+    player nor the strategy).
     """
     num_players = tree.num_players
     touched = 0
@@ -539,9 +520,15 @@ def _mccfr_block(
                 counter[0] = 0
                 # numba cannot hand a parallel loop a bundle holding a bundle (statics.layout)
                 tables = AliasTables(statics.alias_prob, statics.alias_index)
-                for worker in prange(counter[1]):
-                    _stream_worker(tree, tables, state, scratch, pool, counter, worker, samples,
-                                   player, weight, outcome, chance, exploration)
+                if chance:
+                    layout = _layout_for_prange(statics.layout)
+                    for worker in prange(counter[1]):
+                        _chance_stream_worker(tree, tables, layout, state, scratch, pool, counter,
+                                              worker, samples, player, weight, lower)
+                else:
+                    for worker in prange(counter[1]):
+                        _stream_worker(tree, tables, state, scratch, pool, counter, worker,
+                                       samples, player, weight, outcome, exploration)
                 for worker in prange(counter[1]):
                     _merge_worker(tree, state, scratch, pool, worker, samples, player,
                                   alternating, schedule[0, k], schedule[1, k], lower, lazy)
@@ -550,7 +537,7 @@ def _mccfr_block(
                     continue  # each infoset was updated as it was merged
             else:
                 touched += _one_pass(tree, statics, state, scratch, stack, state.rng, player,
-                                     weight, outcome, chance, exploration, False)
+                                     weight, outcome, exploration, False)
             if alternating or player == num_players - 1:
                 update_visited(
                     tree, state, scratch, player if alternating else 0, player + 1,
@@ -620,9 +607,9 @@ def run_outcome_parallel(tree, statics, state, scratch, stack, pool, counter, sa
 @njit(cache=True, nogil=True, _nrt=False)
 def run_chance_streams(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
                        alternating, lower, lazy, per_player) -> int:
-    """Chance-sampled CFR with the pool's streams (:func:`chance_pass`), on one thread: one
-    set of samples per iteration shared by the players' rounds, or a fresh one per round
-    (``per_player``). Without streams, ``ChanceSampledCFR`` runs the layout kernels of
+    """Chance-sampled CFR with the pool's streams (:func:`_chance_stream_worker`), on one
+    thread: one set of samples per iteration shared by the players' rounds, or a fresh one per
+    round (``per_player``). Without streams, ``ChanceSampledCFR`` runs the drivers of
     :mod:`.drivers`."""
     return _mccfr_block(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
                         alternating, lower, lazy, False, True, 0.0, True, not per_player)

@@ -74,7 +74,7 @@ class StreamSampling(ThreadsOption, Trainer):
         plain = self._streams == 1 and self._samples == 1  # the one-pass kernel
         self._pool: StreamPool = new_stream_pool(
             self.game.tree, stream_states(self._seed, 0 if plain else self._streams),
-            self._thread_count(threads),
+            self._thread_count(threads), self._stream_layout(),
         )
 
     @property
@@ -104,7 +104,14 @@ class StreamSampling(ThreadsOption, Trainer):
 
     def _use_threads(self, count: int) -> None:
         if self._pool.rng.shape[0]:
-            self._pool = self._pool._replace(**worker_buffers(self.game.tree, count))
+            self._pool = self._pool._replace(
+                **worker_buffers(self.game.tree, count, self._stream_layout())
+            )
+
+    def _stream_layout(self):
+        """The sampling layout whose buffers the streams' workers need (chance sampling's), or
+        None for the depth-first passes."""
+        return None
 
     def _run(self, schedule: np.ndarray) -> int:
         count = self._thread_count(self._threads)

@@ -83,13 +83,12 @@ class ChanceSampledCFR(StreamSampling):
     one sample's variance. With ``sample_per_player=False`` every player's round of an
     iteration uses the same ``k b`` samples. The streams run on the threads, each into its own
     sums, merged in a fixed order: the arrays are the same, bit for bit, on any thread count
-    (they depend on ``k`` and ``b``). These passes walk the tree depth first rather than on
-    the sampling layout, so ``streams=1, samples=1`` -- the default, the layout's kernels --
-    draws its samples in another order than any ``k b > 1``. Predictive rules are refused
-    with streams (their update has no predictions).
+    (they depend on ``k`` and ``b``). The passes are the one-stream trainer's, without its
+    updates during a pass; stream 0 draws the one-stream trainer's samples. Predictive rules
+    are refused with streams (their update has no predictions).
     """
 
-    _plain_stack = False  # one stream, one sample: the layout's kernels, with no stack
+    _plain_stack = False  # the layout's kernels need no stack
     _kernels = (None, run_chance_streams, run_chance_parallel)
 
     def __init__(
@@ -135,8 +134,11 @@ class ChanceSampledCFR(StreamSampling):
     def _scheme_arguments(self) -> tuple:
         return (self._sample_per_player,)
 
+    def _stream_layout(self):
+        return self._statics.layout
+
     def _run(self, schedule: np.ndarray) -> int:
-        if self._pool.rng.shape[0]:  # streams: the depth-first passes of _kernels/mccfr.py
+        if self._pool.rng.shape[0]:  # streams: the rounds of _kernels/mccfr.py
             return super()._run(schedule)
         # one walk for every player, or a pass per player: under a rule without predictions or
         # discounts, alternating passes have a kernel of their own with those switches constant
