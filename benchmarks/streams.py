@@ -50,6 +50,7 @@ TARGETS = {
     ("liars_dice", "outcome"): 0.25,
     ("leduc_poker(players=3)", "external"): 0.6,
     ("leduc_poker(players=3)", "outcome"): 1.5,
+    ("liars_dice", "chance"): 0.03,
 }
 SCHEMES = {"external": cfrkit.ExternalSamplingCFR, "outcome": cfrkit.OutcomeSamplingCFR,
            "chance": cfrkit.ChanceSampledCFR}
