@@ -219,3 +219,13 @@ def test_chance_streams_refuse_a_predictive_rule_and_converge():
                                       rule=cfrkit.RegretRule.linear())
     trainer.iterate(2000)
     assert cfrkit.exploitability(trainer.game, trainer.average_policy()) < 0.01
+
+
+@pytest.mark.parametrize("per_player", [False, True])
+def test_chance_stream_zero_draws_the_one_stream_trainers_samples(per_player):
+    game = cfrkit.compile_game(LeducPoker())  # two chance nodes on a path: the deal, the board
+    plain = cfrkit.ChanceSampledCFR(game, seed=8, sample_per_player=per_player).iterate(6)
+    streams = cfrkit.ChanceSampledCFR(game, seed=8, sample_per_player=per_player, streams=3,
+                                      threads=1).iterate(6)
+    assert np.array_equal(streams._pool.rng[0], plain._state.rng)
+    assert not np.array_equal(streams._pool.rng[1], plain._state.rng)

@@ -84,8 +84,8 @@ class ChanceSampledCFR(StreamSampling):
     iteration uses the same ``k b`` samples. The streams run on the threads, each into its own
     sums, merged in a fixed order: the arrays are the same, bit for bit, on any thread count
     (they depend on ``k`` and ``b``). The passes are the one-stream trainer's, without its
-    updates during a pass; stream 0 draws the one-stream trainer's samples. Predictive rules
-    are refused with streams (their update has no predictions).
+    updates during a pass; with ``samples=1``, stream 0 draws the one-stream trainer's samples.
+    Predictive rules are refused with streams (their update has no predictions).
     """
 
     _plain_stack = False  # the layout's kernels need no stack
