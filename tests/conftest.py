@@ -156,25 +156,27 @@ def replay_samples(trainer: cfrkit.ChanceSampledCFR, count: int) -> list[dict[tu
     history consistent with the sample (all actions, all players).
     """
     compiled = trainer.game
-    tree, statics = compiled.tree, trainer._statics
     rng = trainer._state.rng.copy()
     paths = compiled._cache.get("test_node_paths")
     if paths is None:
         paths = compiled._cache["test_node_paths"] = node_paths(compiled.game)
-    samples = []
-    for _ in range(count):
-        chosen: dict[tuple, object] = {}
-        queue = deque([0])
-        while queue:
-            n = queue.popleft()
-            first, m = int(tree.node_first_child[n]), int(tree.node_num_children[n])
-            if tree.node_kind[n] == CHANCE:
-                k = sample_outcome(rng, statics.alias_prob, statics.alias_index,
-                                   int(tree.node_slot[n]) - tree.num_action_slots, m)
-                chosen[paths[n]] = paths[first + k][-1]
-                children = [first + k]
-            else:
-                children = range(first, first + m)
-            queue.extend(c for c in children if tree.node_num_children[c] > 0)
-        samples.append(chosen)
-    return samples
+    return [draw_one_sample(compiled.tree, trainer._statics, rng, paths) for _ in range(count)]
+
+
+def draw_one_sample(tree, statics, rng, paths: list[tuple]) -> dict[tuple, object]:
+    """One sample's outcomes, ``{chance node path: outcome label}``, drawn from ``rng`` (in
+    place) as the layout kernels draw them: breadth first, at each chance node reached."""
+    chosen: dict[tuple, object] = {}
+    queue = deque([0])
+    while queue:
+        n = queue.popleft()
+        first, m = int(tree.node_first_child[n]), int(tree.node_num_children[n])
+        if tree.node_kind[n] == CHANCE:
+            k = sample_outcome(rng, statics.alias_prob, statics.alias_index,
+                               int(tree.node_slot[n]) - tree.num_action_slots, m)
+            chosen[paths[n]] = paths[first + k][-1]
+            children = [first + k]
+        else:
+            children = range(first, first + m)
+        queue.extend(c for c in children if tree.node_num_children[c] > 0)
+    return chosen

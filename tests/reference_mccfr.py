@@ -29,16 +29,14 @@ average terms with the iteration's weight.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Hashable
 
 from cfrkit._kernels.chance import sample_outcome
 from cfrkit._kernels.random import next_double
 from cfrkit.game import Game, History
-from cfrkit.tree import CHANCE
 from reference import PassResult, Policy, ReferenceCFR, regret_pass
 
-from conftest import node_paths
+from conftest import draw_one_sample, node_paths
 
 
 class Draws:
@@ -79,23 +77,9 @@ class Draws:
 
 
 def chance_sample(draws: Draws) -> dict[tuple, Hashable]:
-    """The outcomes one chance sample draws, by chance path: one at each chance node reached,
-    in breadth-first order (as ``conftest.replay_samples``, from the stream's state)."""
-    tree, paths = draws.tree, draws.paths
-    sample: dict[tuple, Hashable] = {}
-    queue = deque([0])
-    while queue:
-        n = queue.popleft()
-        first, m = int(tree.node_first_child[n]), int(tree.node_num_children[n])
-        if tree.node_kind[n] == CHANCE:
-            k = sample_outcome(draws.rng, draws.statics.alias_prob, draws.statics.alias_index,
-                               int(tree.node_slot[n]) - tree.num_action_slots, m)
-            sample[paths[n]] = paths[first + k][-1]
-            children = [first + k]
-        else:
-            children = range(first, first + m)
-        queue.extend(c for c in children if tree.node_num_children[c] > 0)
-    return sample
+    """The outcomes one chance sample draws from the stream's state, by chance path (see
+    ``conftest.draw_one_sample``)."""
+    return draw_one_sample(draws.tree, draws.statics, draws.rng, draws.paths)
 
 
 def _zeros(table, player: int) -> dict:

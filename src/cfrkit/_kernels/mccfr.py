@@ -322,30 +322,53 @@ def _stream_worker(
     # cache line, which two threads drawing would pass back and forth
     rng = pool.worker_rng[w]
     while True:
-        j = take_task(counter)
-        if j >= pool.rng.shape[0]:
+        j = _take_stream(counter, pool, rng)
+        if j < 0:
             return
         s = uint64(j)
-        view = Scratch(
-            reach=pool.reach[w], value=pool.value[w], own_reach=pool.own_reach[w],
-            instant=pool.instant[s], baseline=pool.baseline[s], visits=pool.average[s],
-            queue=pool.queue[w], visited=pool.visited[s], visited_stamp=pool.visited_stamp[s],
-            visited_count=pool.visited_count[s], joint_reach=scratch.joint_reach,
-            sampled_child=pool.sampled_child[w], sample_stamp=scratch.sample_stamp,
-            sample_id=scratch.sample_id, work=scratch.work, subtree_queue=scratch.subtree_queue,
-            position_value=scratch.position_value, position_own=scratch.position_own,
-            chance_pick=scratch.chance_pick, chance_heap=scratch.chance_heap,
-            chance_stack=scratch.chance_stack, segments=scratch.segments,
-        )
-        for b in range(4):
-            rng[b] = pool.rng[s, b]
+        view = _stream_view(scratch, pool, w, s, pool.own_reach[w])
         touched = 0
         for _ in range(samples):
             touched += _one_pass(tree, statics, state, view, pool.stack[w], rng, player, weight,
                                  outcome, exploration, True)
-        for b in range(4):
-            pool.rng[s, b] = rng[b]
-        pool.touched[s] = touched
+        _end_stream(pool, rng, s, touched)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _take_stream(counter, pool, rng) -> int:
+    """The next stream of the round (its state loaded into ``rng``), or -1 when none is left."""
+    j = take_task(counter)
+    if j >= pool.rng.shape[0]:
+        return -1
+    for b in range(4):
+        rng[b] = pool.rng[uint64(j), b]
+    return j
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _end_stream(pool, rng, s, touched: int) -> None:
+    """Keep stream ``s``'s random state and the nodes its passes touched."""
+    for b in range(4):
+        pool.rng[s, b] = rng[b]
+    pool.touched[s] = touched
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _stream_view(scratch, pool, w, s, own_reach) -> Scratch:
+    """A :class:`Scratch` for stream ``s``'s passes on worker ``w``: the stream's sums, the
+    worker's buffers (those of the kind of pass the pool was made for; the others are empty),
+    and the trainer's own, unread fields."""
+    return Scratch(
+        reach=pool.reach[w], value=pool.value[w], own_reach=own_reach,
+        instant=pool.instant[s], baseline=pool.baseline[s], visits=pool.average[s],
+        queue=pool.queue[w], visited=pool.visited[s], visited_stamp=pool.visited_stamp[s],
+        visited_count=pool.visited_count[s], joint_reach=scratch.joint_reach,
+        sampled_child=pool.sampled_child[w], sample_stamp=scratch.sample_stamp,
+        sample_id=scratch.sample_id, work=scratch.work, subtree_queue=scratch.subtree_queue,
+        position_value=pool.position_value[w], position_own=pool.position_own[w],
+        chance_pick=pool.chance_pick[w], chance_heap=pool.chance_heap[w],
+        chance_stack=pool.chance_stack[w], segments=pool.segments[w],
+    )
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -375,23 +398,11 @@ def _chance_stream_worker(
     rng = pool.worker_rng[w]
     statics = SampledTables(tables.alias_prob, tables.alias_index, layout)
     while True:
-        j = take_task(counter)
-        if j >= pool.rng.shape[0]:
+        j = _take_stream(counter, pool, rng)
+        if j < 0:
             return
         s = uint64(j)
-        view = Scratch(
-            reach=pool.reach[w], value=scratch.value, own_reach=pool.stream_own[s],
-            instant=pool.instant[s], baseline=pool.baseline[s], visits=pool.average[s],
-            queue=scratch.queue, visited=pool.visited[s], visited_stamp=pool.visited_stamp[s],
-            visited_count=pool.visited_count[s], joint_reach=scratch.joint_reach,
-            sampled_child=scratch.sampled_child, sample_stamp=scratch.sample_stamp,
-            sample_id=scratch.sample_id, work=scratch.work, subtree_queue=scratch.subtree_queue,
-            position_value=pool.position_value[w], position_own=pool.position_own[w],
-            chance_pick=pool.chance_pick[w], chance_heap=pool.chance_heap[w],
-            chance_stack=pool.chance_stack[w], segments=pool.segments[w],
-        )
-        for b in range(4):
-            rng[b] = pool.rng[s, b]
+        view = _stream_view(scratch, pool, w, s, pool.stream_own[s])
         touched = 0
         for _ in range(samples):
             draw_outcomes(statics, rng, view)
@@ -402,9 +413,7 @@ def _chance_stream_worker(
         for k in range(pool.visited_count[s, 0]):
             i = uint64(pool.visited[s, uint64(k)])
             pool.average[s, i] *= weight * pool.stream_own[s, i]
-        for b in range(4):
-            pool.rng[s, b] = rng[b]
-        pool.touched[s] = touched
+        _end_stream(pool, rng, s, touched)
 
 
 @njit(cache=True, _nrt=False, inline="never")
