@@ -136,3 +136,25 @@ def test_a_memory_error_inside_the_game_is_reported_as_running_out_of_memory():
 def test_max_memory_must_be_a_positive_int(bad):
     with pytest.raises(ValueError, match="max_memory must be a positive number of bytes"):
         compile_game(Probe(), max_memory=bad)
+
+
+def test_a_memory_error_in_the_walks_fast_path_ends_the_walk(monkeypatch):
+    # the History walk takes common answers inline, under an except that sends anything odd
+    # to visit(); a MemoryError there (here: recording the 5th infoset) must end the walk as
+    # GameError, not be retried -- the earlier order of add_infoset left the key registered
+    # without its rows, and visit() then failed with an IndexError
+    from cfrkit.games import KuhnPoker
+    from cfrkit.tree.walk import Walk
+
+    add_infoset, calls = Walk.add_infoset, []
+
+    def failing_once(self, key, player, actions):
+        calls.append(key)
+        if len(calls) == 5:
+            raise MemoryError
+        return add_infoset(self, key, player, actions)
+
+    monkeypatch.setattr(Walk, "add_infoset", failing_once)
+    with pytest.raises(GameError, match="ran out of memory after"):
+        compile_game(KuhnPoker(players=3))
+    assert len(calls) == 5

@@ -397,6 +397,8 @@ class Walk:
                                     and len(set(actions)) == len(actions):
                                 record(add_infoset(key, player, actions))
                                 labels = actions
+            except MemoryError:
+                raise  # the walk as a whole ran out: compile_game reports it
             except Exception:
                 pass  # visit() asks again and names what failed
             if labels is None:
@@ -700,10 +702,11 @@ class Walk:
 
     def add_infoset(self, key: str, player: int, actions: tuple) -> int:
         """A new infoset (its actions checked): its id."""
-        set_id = self.key_to_id[key] = len(self.set_player)
+        set_id = len(self.set_player)
         self.set_player.append(player)
         self.set_actions.append(actions)
         self.set_num_actions.append(len(actions))
+        self.key_to_id[key] = set_id  # last: a key is known only with its rows
         return set_id
 
     def same_infoset(self, node: int, history: History, key: str, set_id: int, player: int,
