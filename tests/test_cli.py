@@ -255,3 +255,17 @@ def test_ctrl_c_writes_the_checkpoint_and_exits_130(tmp_path):
     assert trainer.iteration > 0
     fresh = cfrkit.VanillaCFR(LeducPoker()).iterate(trainer.iteration)
     np.testing.assert_array_equal(trainer._state.regret, fresh._state.regret)
+
+
+def test_quiet_called_from_python_leaves_the_environment_as_it_was(monkeypatch, tmp_path):
+    # --quiet sets CFRKIT_QUIET for the command only: a main() called in a notebook must not
+    # silence the compile notices and progress bars of everything after it
+    from cfrkit.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CFRKIT_QUIET", raising=False)
+    assert main(["solve", "kuhn", "--iterations", "5", "--quiet"]) == 0
+    assert "CFRKIT_QUIET" not in os.environ
+    monkeypatch.setenv("CFRKIT_QUIET", "yes")
+    assert main(["solve", "kuhn", "--iterations", "5", "--quiet"]) == 0
+    assert os.environ["CFRKIT_QUIET"] == "yes"

@@ -451,8 +451,6 @@ def _solve(args) -> int:
             from . import plot  # noqa: F401 - fail before training, not after
         except ImportError as exc:
             raise UsageError(f"--plot: {exc}") from None
-    if args.quiet:
-        os.environ["CFRKIT_QUIET"] = "1"  # no compile notices either
     game = parse_game(args.game, cache_dir=args.cache_dir)
     try:
         compiled = compile_game(game)
@@ -599,8 +597,6 @@ def _sweep(args) -> int:
     params: dict[str, dict[str, list]] = {}
     for trainer, name, values in args.param:
         params.setdefault(trainer, {}).setdefault(name, []).extend(values)
-    if args.quiet:
-        os.environ["CFRKIT_QUIET"] = "1"  # the workers inherit it
     try:
         table = sweep(
             args.games, args.trainers, params=params, seeds=args.seeds,
@@ -675,13 +671,30 @@ def _write_json(path: str, content: dict) -> None:
         stream.write("\n")
 
 
+@contextlib.contextmanager
+def _quiet(quiet: bool) -> Iterator[None]:
+    """``--quiet``: ``CFRKIT_QUIET=1`` for the command (no compile notices or walk progress
+    either; a sweep's workers inherit it), then as it was, for a ``main()`` called from Python."""
+    before = os.environ.get("CFRKIT_QUIET")
+    if quiet:
+        os.environ["CFRKIT_QUIET"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("CFRKIT_QUIET", None)
+        else:
+            os.environ["CFRKIT_QUIET"] = before
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0, 2 for bad usage, 130 on Ctrl-C)."""
     try:
         args = build_parser().parse_args(argv)
         command = {"games": lambda a: _games(), "solve": _solve, "evaluate": _evaluate,
                    "sweep": _sweep}[args.command]
-        return command(args)
+        with _quiet(getattr(args, "quiet", False)):
+            return command(args)
     except UsageError as exc:
         message = str(exc)
         print(message if message.startswith("cfrkit") else f"cfrkit: {message}", file=sys.stderr)
