@@ -102,3 +102,58 @@ def test_another_thread_runs_while_a_kernel_works():
     stop.set()
     beside.join()
     assert counts[0] / busy > 0.1 * idle_rate
+
+
+def test_blocks_grow_to_the_target_in_a_few_calls_and_halve_past_twice_it(monkeypatch):
+    # a fake clock: a call costs 20 us of its own and 1 us per iteration
+    from cfrkit import _interrupt
+
+    now = [0.0]
+    monkeypatch.setattr(_interrupt.time, "perf_counter", lambda: now[0])
+    counts: list[int] = []
+
+    def step(count: int) -> None:
+        counts.append(count)
+        now[0] += 20e-6 + count * 1e-6
+
+    blocks = _interrupt.Blocks(seconds=0.01)
+    blocks.run(100_000, step)
+    assert sum(counts) == 100_000
+    # 21 us: 5 ms is 2^7.9 times that, so 2^7 times the block; 148 us: 2^5 more; 4.1 ms:
+    # doubled; 8.2 ms: kept (doubling alone would have taken 13 calls to get there)
+    assert counts[:4] == [1, 128, 4096, 8192]
+    assert set(counts[4:-1]) == {8192}
+
+    # a call over twice the target halves the block
+    counts.clear()
+    monkeypatch.setattr(blocks, "seconds", 0.001)
+    blocks.run(20_000, step)
+    assert counts[:2] == [8192, 4096]
+
+
+def test_each_kernel_is_warmed_up_and_announced_once_per_process(monkeypatch):
+    # a trainer's first iterate() makes an empty first call of its kernel under the compile
+    # notice; a later trainer of the same kernel skips both (the notice starts a thread)
+    import contextlib
+
+    from cfrkit import _notice
+
+    announced: list[str] = []
+
+    @contextlib.contextmanager
+    def recording(what):
+        announced.append(what)
+        yield
+
+    monkeypatch.setattr(_notice, "_called", set())
+    monkeypatch.setattr(_notice, "compile_notice", recording)
+    game = cfrkit.compile_game(KuhnPoker())
+    cfrkit.CFRPlus(game).iterate(3)
+    cfrkit.DCFRPlus(game).iterate(3)  # the same full-pass kernel
+    cfrkit.PrunedCFR(game).iterate(3)
+    cfrkit.PrunedCFR(game).iterate(3)
+    cfrkit.FictitiousPlay(game).iterate(3)
+    cfrkit.FictitiousPlay(game).iterate(3)
+    assert announced == [
+        "the CFRPlus kernels", "the PrunedCFR kernels", "the FictitiousPlay kernel",
+    ]

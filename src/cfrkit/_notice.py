@@ -4,6 +4,11 @@ The first call of a kernel family in a fresh environment compiles it (1.5 to 8 s
 processes load it from numba's cache in a fraction of a second). Silence would look like a
 hang, so a call that takes longer than a second prints one line to stderr while it waits, and
 how long it took when it is done. ``CFRKIT_QUIET=1`` in the environment turns this off.
+
+:func:`first_call` makes a kernel's first call of the process under that notice, once: a
+trainer's first ``iterate()`` calls it with an empty block, and later trainers of the same
+kernel skip both the call and the notice's timer thread (about 0.1 ms to start, more than a
+small game's whole run to a loose target).
 """
 
 from __future__ import annotations
@@ -13,11 +18,26 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-__all__ = ["compile_notice"]
+__all__ = ["compile_notice", "first_call"]
 
 _AFTER_SECONDS = 1.0
+
+# the kernels (numba dispatchers) first_call() has called in this process
+_called: set = set()
+
+
+def first_call(kernel: object, what: str, call: Callable[[], object]) -> None:
+    """``call()``, an empty first call of the numba function ``kernel``, under
+    :func:`compile_notice` -- unless this process has made it already, when numba holds the
+    compiled kernel and nothing needs announcing (numba compiles once per argument types, and
+    cfrkit calls each kernel with one set of types: read-only tree arrays, writable state)."""
+    if kernel in _called:
+        return
+    with compile_notice(what):
+        call()
+    _called.add(kernel)
 
 
 @contextlib.contextmanager

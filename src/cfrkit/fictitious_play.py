@@ -13,7 +13,7 @@ import numpy as np
 
 from ._interrupt import Blocks, interruptible
 from ._kernels.fictitious_play import xfp_iterations
-from ._notice import compile_notice
+from ._notice import first_call
 from ._text import short_repr
 from .evaluation import _response_order
 from .game import Game
@@ -183,9 +183,9 @@ class FictitiousPlay:
         )
 
     def _warm_up(self) -> None:
-        """Compile (or load) the kernel with an empty block, announcing a long wait."""
-        with compile_notice("the FictitiousPlay kernel"):
-            self._run(0)
+        """Compile (or load) the kernel with an empty block, once per process, announcing a
+        long wait."""
+        first_call(xfp_iterations, "the FictitiousPlay kernel", lambda: self._run(0))
         self._warm = True
 
     def average_policy(self) -> Policy:

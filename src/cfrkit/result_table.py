@@ -16,7 +16,7 @@ import numpy as np
 from ._interrupt import Blocks, interruptible
 from ._kernels.random import seed_state
 from ._kernels.result_table import run_result_table
-from ._notice import compile_notice
+from ._notice import first_call
 from ._text import short_repr
 from .game import Game, InfoSet
 from .policy import Policy
@@ -182,8 +182,7 @@ class ResultTableLearner:
         remaining = int(n)
         with interruptible():
             if remaining and not self._warm:
-                with compile_notice("the ResultTableLearner kernel"):
-                    self._run(0)
+                first_call(run_result_table, "the ResultTableLearner kernel", lambda: self._run(0))
                 self._warm = True
             self._blocks.run(remaining, self._step)
         return self

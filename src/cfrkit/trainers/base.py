@@ -20,7 +20,7 @@ import numpy as np
 from .. import _threads
 from .._interrupt import Blocks, interruptible
 from .._kernels.update import synced_regrets
-from .._notice import compile_notice
+from .._notice import first_call
 from .._text import short_repr
 from ..game import Game, InfoSet
 from ..evaluation import evaluate, warm_up_evaluation
@@ -36,6 +36,15 @@ __all__ = ["Trainer"]
 # iterate() runs blocks of iterations, each one kernel call of about this many seconds: long
 # enough that the call overhead (~10 us) vanishes, short enough that counters and arrays agree
 # often (every block boundary is a consistent state)
+
+
+class KernelCall(NamedTuple):
+    """A trainer's next kernel call: the numba function, its arguments, and the threads it runs
+    on (1: a serial kernel)."""
+
+    kernel: Callable[..., int]
+    arguments: tuple
+    threads: int = 1
 
 
 class Buffers(NamedTuple):
@@ -131,8 +140,16 @@ class Trainer(abc.ABC):
         """
 
     @abc.abstractmethod
+    def _kernel(self, schedule: np.ndarray) -> KernelCall:
+        """The kernel call that runs ``schedule.shape[1]`` iterations as things stand."""
+
     def _run(self, schedule: np.ndarray) -> int:
         """Run ``schedule.shape[1]`` iterations in one kernel call; return the nodes touched."""
+        kernel, arguments, threads = self._kernel(schedule)
+        if threads > 1:
+            with _threads.running(threads):
+                return kernel(*arguments)
+        return kernel(*arguments)
 
     # -- switches (fixed at construction) ---------------------------------------------------------
     @property
@@ -207,10 +224,12 @@ class Trainer(abc.ABC):
             raise ValueError(f"{what}: {reason}; this one is at {self._iteration}")
 
     def _warm_up(self) -> None:
-        """Compile (or load) this trainer's kernels with an empty block: no iteration runs, so
-        a Ctrl-C during a long first compilation interrupts at once, and the wait is announced."""
-        with compile_notice(f"the {type(self).__name__} kernels"):
-            self._run(np.empty((3, 0)))
+        """Compile (or load) this trainer's kernel with an empty block, once per process: no
+        iteration runs, so a Ctrl-C during a long first compilation interrupts at once, and the
+        wait is announced."""
+        empty = np.empty((3, 0))
+        first_call(self._kernel(empty).kernel, f"the {type(self).__name__} kernels",
+                   lambda: self._run(empty))
         self._warm = True
 
     def solve(

@@ -14,7 +14,7 @@ from ..policy import Policy
 from ..rules import RegretRule
 from ..statics import parallel_layout
 from ..tree import CompiledGame
-from .base import Buffers, ThreadsOption, Trainer
+from .base import Buffers, KernelCall, ThreadsOption, Trainer
 
 __all__ = ["CFR", "VanillaCFR"]
 
@@ -86,19 +86,18 @@ class CFR(ThreadsOption, Trainer):
     def _constructor_arguments(self) -> dict:
         return {"alternating": self._alternating, "rule": self._rule}
 
-    def _run(self, schedule: np.ndarray) -> int:
+    def _kernel(self, schedule: np.ndarray) -> KernelCall:
         count = self._thread_count(self._threads)
         if count > 1:
-            with _threads.running(count):
-                return run_full_parallel(
-                    self.game.tree, parallel_layout(self.game), _threads.workers(count),
-                    self._state, self._scratch, schedule, self._alternating, self._lower,
-                    self._rule.predictive,
-                )
-        return run_full(
+            return KernelCall(run_full_parallel, (
+                self.game.tree, parallel_layout(self.game), _threads.workers(count),
+                self._state, self._scratch, schedule, self._alternating, self._lower,
+                self._rule.predictive,
+            ), count)
+        return KernelCall(run_full, (
             self.game.tree, self._state, self._scratch, schedule, self._alternating,
             self._lower, self._rule.predictive,
-        )
+        ))
 
     _rule_in_repr = True  # False in the presets whose name says the whole rule
 

@@ -24,7 +24,7 @@ from ..policy import Policy
 from ..rules import RegretRule
 from ..state import StreamPool, new_stream_pool, worker_buffers
 from ..tree import CompiledGame
-from .base import Buffers, ThreadsOption, Trainer, check_seed
+from .base import Buffers, KernelCall, ThreadsOption, Trainer, check_seed
 
 __all__ = ["ExternalSamplingCFR", "OutcomeSamplingCFR", "StreamSampling"]
 
@@ -113,7 +113,7 @@ class StreamSampling(ThreadsOption, Trainer):
         None for the depth-first passes."""
         return None
 
-    def _run(self, schedule: np.ndarray) -> int:
+    def _kernel(self, schedule: np.ndarray) -> KernelCall:
         count = self._thread_count(self._threads)
         arguments = (
             self.game.tree, self._statics, self._state, self._scratch, self._stack, self._pool,
@@ -122,9 +122,8 @@ class StreamSampling(ThreadsOption, Trainer):
         )
         plain, streams, parallel = self._kernels
         if count > 1:
-            with _threads.running(count):
-                return parallel(*arguments)
-        return (streams if self._pool.rng.shape[0] else plain)(*arguments)
+            return KernelCall(parallel, arguments, count)
+        return KernelCall(streams if self._pool.rng.shape[0] else plain, arguments)
 
     def _scheme_arguments(self) -> tuple:
         return ()

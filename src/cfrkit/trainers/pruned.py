@@ -12,7 +12,7 @@ from ..game import Game
 from ..policy import Policy
 from ..rules import RegretRule
 from ..tree import CompiledGame
-from .base import Buffers, Trainer, check_bool
+from .base import Buffers, KernelCall, Trainer, check_bool
 
 __all__ = ["PrunedCFR"]
 
@@ -123,12 +123,12 @@ class PrunedCFR(Trainer):
         # threshold pruning reads the values a skipped subtree had at its last visit
         return ("value",) if self._threshold > 0.0 else ()
 
-    def _run(self, schedule: np.ndarray) -> int:
-        return run_pruned(
+    def _kernel(self, schedule: np.ndarray) -> KernelCall:
+        return KernelCall(run_pruned, (
             self.game.tree, self._statics, self._state, self._scratch, schedule,
             self._alternating, self._threshold, self._regret_pruning, self._lower,
             self._rule.predictive, self._lazy,
-        )
+        ))
 
 
 def _regret_pruning_switch(requested: bool | None, rule: RegretRule, players: int) -> bool:

@@ -13,7 +13,7 @@ from ..policy import Policy
 from ..rules import RegretRule
 from ..state import sampling_scratch
 from ..tree import CompiledGame
-from .base import Buffers, check_bool
+from .base import Buffers, KernelCall, check_bool
 from .mccfr import StreamSampling
 
 __all__ = ["ChanceSampledCFR"]
@@ -137,25 +137,25 @@ class ChanceSampledCFR(StreamSampling):
     def _stream_layout(self):
         return self._statics.layout
 
-    def _run(self, schedule: np.ndarray) -> int:
+    def _kernel(self, schedule: np.ndarray) -> KernelCall:
         if self._pool.rng.shape[0]:  # streams: the rounds of _kernels/mccfr.py
-            return super()._run(schedule)
+            return super()._kernel(schedule)
         # one walk for every player, or a pass per player: under a rule without predictions or
         # discounts, alternating passes have a kernel of their own with those switches constant
         # (faster; each kernel is compiled on first use)
         tree, plain = self.game.tree, not (self._rule.predictive or self._lazy)
         if not self._alternating and not self._sample_per_player:
-            return run_joint_sampled(
+            return KernelCall(run_joint_sampled, (
                 tree, self._statics, self._state, self._scratch, schedule,
                 self._lower, self._rule.predictive, self._lazy,
-            )
+            ))
         if self._alternating and plain:
-            return run_chance_sampled_plain(
+            return KernelCall(run_chance_sampled_plain, (
                 tree, self._statics, self._state, self._scratch, schedule,
                 self._sample_per_player, self._lower,
-            )
-        return run_chance_sampled(
+            ))
+        return KernelCall(run_chance_sampled, (
             tree, self._statics, self._state, self._scratch, schedule,
             self._alternating, self._sample_per_player, self._lower,
             self._rule.predictive, self._lazy,
-        )
+        ))
