@@ -108,6 +108,23 @@ def test_any_thread_count_gives_the_same_bits(parallel_everywhere, scheme, alter
         assert np.array_equal(x, y)
 
 
+def test_each_worker_compiles_once_for_the_serial_and_the_parallel_kernels(parallel_everywhere):
+    # a parallel loop's index is unsigned and a serial loop's signed: the workers are called
+    # with one type, so numba compiles each once for both kernels (twice made a first
+    # multi-threaded use 15-20 s longer). Checked where numba compiles them in this process,
+    # as with CI's empty cache; a worker loaded from the cache lists no signature.
+    from cfrkit._kernels import mccfr as kernels
+
+    game = cfrkit.compile_game(KuhnPoker())
+    workers = (kernels._stream_worker, kernels._chance_stream_worker, kernels._merge_worker)
+    for scheme in sorted(CLASSES):  # a scheme is a constant of its kernels: one each
+        before = [len(worker.signatures) for worker in workers]
+        for threads in (1, TWO):
+            CLASSES[scheme](game, seed=1, streams=2, samples=1, threads=threads).iterate(1)
+        for worker, count in zip(workers, before):
+            assert len(worker.signatures) - count <= 1, (scheme, worker.py_func.__name__)
+
+
 def test_streams_change_the_run_and_one_stream_one_sample_is_the_plain_trainer():
     game = cfrkit.compile_game(KuhnPoker())
     plain = cfrkit.ExternalSamplingCFR(game, seed=4).iterate(50)

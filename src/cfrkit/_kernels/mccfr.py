@@ -529,17 +529,21 @@ def _mccfr_block(
                 counter[0] = 0
                 # numba cannot hand a parallel loop a bundle holding a bundle (statics.layout)
                 tables = AliasTables(statics.alias_prob, statics.alias_index)
+                # the workers take uint64(worker): a parallel loop's index is unsigned and a
+                # serial loop's signed, and one type lets a worker compile once for both the
+                # serial and the parallel kernels (it compiled twice, 15-20 s more)
                 if chance:
                     layout = _layout_for_prange(statics.layout)
                     for worker in prange(counter[1]):
                         _chance_stream_worker(tree, tables, layout, state, scratch, pool, counter,
-                                              worker, samples, player, weight, lower)
+                                              uint64(worker), samples, player, weight, lower)
                 else:
                     for worker in prange(counter[1]):
-                        _stream_worker(tree, tables, state, scratch, pool, counter, worker,
-                                       samples, player, weight, outcome, exploration)
+                        _stream_worker(tree, tables, state, scratch, pool, counter,
+                                       uint64(worker), samples, player, weight, outcome,
+                                       exploration)
                 for worker in prange(counter[1]):
-                    _merge_worker(tree, state, scratch, pool, worker, samples, player,
+                    _merge_worker(tree, state, scratch, pool, uint64(worker), samples, player,
                                   alternating, schedule[0, k], schedule[1, k], lower, lazy)
                 touched += _after_merge(tree, scratch, pool, player, alternating)
                 if alternating:
