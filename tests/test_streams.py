@@ -123,6 +123,8 @@ def test_each_worker_compiles_once_for_the_serial_and_the_parallel_kernels(paral
             CLASSES[scheme](game, seed=1, streams=2, samples=1, threads=threads).iterate(1)
         for worker, count in zip(workers, before):
             assert len(worker.signatures) - count <= 1, (scheme, worker.py_func.__name__)
+    if not any(worker.signatures for worker in workers):
+        pytest.skip("the kernels came from numba's cache: nothing was compiled to count")
 
 
 def test_streams_change_the_run_and_one_stream_one_sample_is_the_plain_trainer():
