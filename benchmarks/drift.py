@@ -61,6 +61,20 @@ def _rate(step, n: int) -> float:
     return n / (time.perf_counter() - start)
 
 
+def _batch(step, seconds: float) -> int:
+    """The iterations that take about ``seconds``, timed on calls long enough to drown a
+    call's own cost (a tenth of ``seconds``)."""
+    step(1)  # the kernels' first call, not timed
+    n = 1
+    while True:
+        start = time.perf_counter()
+        step(n)
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds / 10:
+            return max(1, round(n * seconds / elapsed))
+        n *= 2
+
+
 def measure(args) -> dict[str, list[float]]:
     """Iterations/s of each solver, round after round, for ``args.seconds``."""
     loaded = load_game(GAMES[args.game], print)
@@ -71,12 +85,9 @@ def measure(args) -> dict[str, list[float]]:
                                          trainers=("VanillaCFR",)) if e.name in SOLVERS]
     steps = {e.name: e.make().step for e in entries}
     steps[REFERENCE] = _Reference().step
-    batches = {}
-    for name, step in steps.items():
-        step(1)  # the kernels' first call, not timed
-        rate = _rate(step, 1)
-        batches[name] = max(1, round(rate * args.round_ms / 1e3))
-        print(f"  {name}: {batches[name]:,} iterations per round")
+    batches = {name: _batch(step, args.round_ms / 1e3) for name, step in steps.items()}
+    for name, batch in batches.items():
+        print(f"  {name}: {batch:,} iterations per round")
     rates: dict[str, list[float]] = {name: [] for name in steps}
     end = time.perf_counter() + args.seconds
     while time.perf_counter() < end:
