@@ -5,8 +5,8 @@ the CFR solvers one after the other, in one process, for ``--seconds``: cfrkit's
 ``VanillaCFR``, OpenSpiel's C++ ``CFRSolver`` and LiteEFG's CFR (whichever are installed),
 and a compute-bound reference, a numba loop of dependent square roots that touches no memory.
 Each round times a fixed number of iterations per solver, chosen at the start so that a round
-takes about ``--round-ms``. It prints each one's iterations/s (rounds/s for the reference)
-over the rounds -- lowest, median, highest, highest/lowest -- and the correlation of its
+takes about ``--round-ms``. It prints each one's iterations/s (for the reference, an
+iteration is 10^5 square roots) over the rounds -- lowest, median, highest, highest/lowest -- and the correlation of its
 rounds with cfrkit's.
 
 A solver whose speed moves with cfrkit's while the reference stays put is waiting on memory,
@@ -55,10 +55,10 @@ class _Reference:
         _square_roots(100_000 * n)
 
 
-def _rate(step, n: int) -> float:
+def _seconds(step, n: int) -> float:
     start = time.perf_counter()
     step(n)
-    return n / (time.perf_counter() - start)
+    return time.perf_counter() - start
 
 
 def _batch(step, seconds: float) -> int:
@@ -66,13 +66,9 @@ def _batch(step, seconds: float) -> int:
     call's own cost (a tenth of ``seconds``)."""
     step(1)  # the kernels' first call, not timed
     n = 1
-    while True:
-        start = time.perf_counter()
-        step(n)
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds / 10:
-            return max(1, round(n * seconds / elapsed))
+    while (elapsed := _seconds(step, n)) < seconds / 10:
         n *= 2
+    return max(1, round(n * seconds / elapsed))
 
 
 def measure(args) -> dict[str, list[float]]:
@@ -93,7 +89,7 @@ def measure(args) -> dict[str, list[float]]:
     while time.perf_counter() < end:
         line = []
         for name, step in steps.items():
-            rates[name].append(_rate(step, batches[name]))
+            rates[name].append(batches[name] / _seconds(step, batches[name]))
             line.append(fmt_rate(rates[name][-1]))
         if args.trace:
             print("  " + " / ".join(line))
