@@ -103,11 +103,12 @@ class Blocks:
 
     A call that takes under half the target grows the block by the largest power of two that
     keeps the next call, estimated from this one, under half the target (at least doubling
-    it); one that takes over twice the target halves it. So a Ctrl-C is honoured within a block whatever the game's size, and
-    a fresh trainer reaches long blocks in two or three calls rather than one per doubling
-    (each call costs 10-30 µs of its own, the iterations of a small game less). A call's own
-    cost makes the estimate of the next call's time high, never low. Results do not depend on
-    the blocks: every kernel gives the same arrays however a run is split.
+    it); one that takes over twice the target halves it. So a Ctrl-C is honoured within a
+    block whatever the game's size, and a fresh trainer reaches long blocks in two or three
+    calls rather than one per doubling (each call costs 10-30 µs of its own, the iterations of
+    a small game less). A call's own cost makes the estimate of the next call's time high,
+    never low. Results do not depend on the blocks: every kernel gives the same arrays however
+    a run is split.
     """
 
     def __init__(self, seconds: float = 0.01, largest: int = 1 << 17) -> None:
