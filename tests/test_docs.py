@@ -1,5 +1,6 @@
-"""The Python examples in docs/ run (each page's blocks in order, sharing one namespace), and
-the examples in the package's docstrings give the output they show."""
+"""The Python examples in docs/ run (each page's blocks in order, sharing one namespace) and
+print what the ```text block right after them shows, and the examples in the package's
+docstrings give the output they show."""
 
 import contextlib
 import doctest
@@ -17,15 +18,23 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGES = sorted(p for p in DOCS.glob("*.md") if re.search(r"```python\n", p.read_text()))
 
 
+#: a python block, and the text block right after it if there is one (the output it shows)
+BLOCK = re.compile(r"```python\n(.*?)```(?:\s*\n```text\n(.*?)```)?", re.S)
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
 def test_doc_examples_run(page):
-    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
-    if any("pyspiel" in b or "open_spiel" in b for b in blocks):
+    text = page.read_text()
+    blocks = BLOCK.findall(text)
+    if any("pyspiel" in code or "open_spiel" in code for code, _ in blocks):
         pytest.importorskip("pyspiel")
     namespace: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()):
-        for index, block in enumerate(blocks):
-            exec(compile(block, f"{page.name} block {index}", "exec"), namespace)
+    for index, (code, shown) in enumerate(blocks):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec(compile(code, f"{page.name} block {index}", "exec"), namespace)
+        if shown:
+            assert printed.getvalue().strip() == shown.strip(), f"{page.name} block {index}"
 
 
 MODULES = sorted(
