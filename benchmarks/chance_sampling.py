@@ -5,10 +5,9 @@ sampled deal walked once for all players (about 25 nodes; 2.5e8 nodes in all). T
 cfrkit's time, nodes touched and the NashConv reached for each of ChanceSampledCFR's iteration
 semantics. The time is wall-clock; the CPU time of the running thread is printed next to it,
 since on a shared machine the wall clock also counts the time other processes held the core
-(the two agree on an idle one). Each semantics runs in a process of its own: the kernels numba
-loads first in a process run measurably faster than the same code loaded second (code
-placement; see against_revision.py), and a user runs one trainer per process, so no semantics
-should pay for coming later in the table. Measures; never asserts.
+(the two agree on an idle one). Each semantics runs in a process of its own, as a user runs
+one trainer per process, so that none pays for what an earlier one left in the process.
+Measures; never asserts.
 
     python benchmarks/chance_sampling.py [--iterations 10000000]
 """
