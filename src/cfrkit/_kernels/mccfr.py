@@ -131,6 +131,8 @@ def external_pass(
     averaged = (player + 1) % tree.num_players
     solo = tree.num_players == 1
     chance_offset = tree.num_action_slots
+    if num_children[0] == 0:  # a terminal root: nothing to draw or update
+        return 1
     stack[0] = 0
     others[0] = 1.0
     top = 1
