@@ -33,6 +33,12 @@ def test_from_dict_rows_as_mappings_or_sequences():
         ({"P0": [1, 0, 0]}, "no row for infoset(s) 'P1'"),
         ({"P0": [float("nan"), 0, 1], "P1": [1, 0, 0]}, "invalid"),
         ({"P0": "rock", "P1": [1, 0, 0]}, "mapping or a sequence"),
+        # what float() would read, a policy file refuses: from_dict refuses it the same way
+        ({"P0": {"rock": "1"}, "P1": [1, 0, 0]}, "action 'rock': '1' is not a number"),
+        ({"P0": [1, 0, 0], "P1": [True, False, False]}, "action 'rock': True is not a number"),
+        ({"P0": [np.True_, 0, 0], "P1": [1, 0, 0]}, "is not a number"),
+        # an int too large for a float: a ValueError naming it, not float()'s OverflowError
+        ({"P0": [10**400, 0, 0], "P1": [1, 0, 0]}, "action 'rock': probability 1000"),
     ],
 )
 def test_from_dict_errors(mapping, message):

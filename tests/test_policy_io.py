@@ -212,6 +212,8 @@ def _edit(data: dict, change: str) -> object:
         entries[0]["player"] = 1
     elif change == "text probability":
         entries[0]["probabilities"] = ["0.5", "0.5"]
+    elif change == "huge probability":
+        entries[0]["probabilities"] = [10**400, 0]
     elif change == "lengths":
         entries[0]["probabilities"] = [1.0]
     elif change == "no key":
@@ -237,6 +239,7 @@ def _edit(data: dict, change: str) -> object:
         ("twice", "infoset 'J' is listed twice"),
         ("player", "infoset 'J' is player 0's, the file says 1"),
         ("text probability", "infoset 'J': probability '0.5' is not a number"),
+        ("huge probability", "infoset 'J', action 'pass': probability 1000"),
         ("lengths", "infoset 'J': actions and probabilities must be lists of one length"),
         ("no key", "infoset #0 is not an object with key, player, actions, probabilities"),
         ("no infosets", '"infosets" must be a list'),
@@ -266,6 +269,11 @@ def test_load_reports_missing_and_non_json_files(tmp_path):
         load_policy(str(broken), game)
     assert str(info.value).startswith(f"{broken}: not JSON (") and "line 2" in str(info.value)
     assert isinstance(info.value.__cause__, json.JSONDecodeError)
+
+    nested = tmp_path / "nested.json"  # json.loads raises RecursionError, not a JSONDecodeError
+    nested.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        load_policy(nested, game)
 
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\xff\xfe\x00")

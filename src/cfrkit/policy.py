@@ -502,6 +502,8 @@ def load_policy(path: str | os.PathLike[str], game: Game | CompiledGame) -> Poli
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise fail(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
+    except RecursionError:
+        raise fail("not a cfrkit policy file (JSON nested too deeply)") from None
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise fail(f"not a cfrkit policy file (format {found!r}, expected {_FORMAT!r})")
@@ -708,10 +710,16 @@ def _texts(action: Hashable) -> set[str]:
 
 
 def _probability(key: str, action: Hashable, prob: object) -> float:
+    where = f"infoset {short_repr(key, 40)}, action {short_repr(action, 24)}"
+    # float() would read "0.5" and True as numbers; a policy file refuses them too
+    if isinstance(prob, (str, bytes, bool, np.bool_)):
+        raise ValueError(f"{where}: {short_repr(prob, 24)} is not a number")
     try:
         value = float(prob)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"infoset {key!r}, action {action!r}: {prob!r} is not a number") from None
+        raise ValueError(f"{where}: {short_repr(prob, 24)} is not a number") from None
+    except OverflowError:
+        raise ValueError(f"{where}: probability {short_repr(prob, 24)} is invalid") from None
     if not math.isfinite(value) or value < 0.0:
-        raise ValueError(f"infoset {key!r}, action {action!r}: probability {value!r} is invalid")
+        raise ValueError(f"{where}: probability {value!r} is invalid")
     return value
