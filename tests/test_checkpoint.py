@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -143,6 +146,12 @@ def rewrite(path, tmp_path, change):
     return out
 
 
+@contextlib.contextmanager
+def open_metadata(path):
+    with np.load(path, allow_pickle=False) as data:
+        yield json.loads(str(data["metadata"]))
+
+
 def test_another_game_is_refused(saved):
     with pytest.raises(CheckpointError, match=r"good\.npz: made for another game \(KuhnPoker"):
         cfrkit.load_trainer(saved, KuhnPoker(players=3))
@@ -213,3 +222,157 @@ def test_inconsistent_checkpoints_are_refused(saved, tmp_path, change, message):
 
 def test_checkpoint_error_is_a_value_error():
     assert issubclass(CheckpointError, ValueError)
+
+
+# -- arrays no run could have left: refused before a kernel reads them ---------------------------
+
+
+@pytest.fixture
+def pruning(tmp_path):
+    """Regret-based pruning with a window waiting to close (player 1's pending list)."""
+    trainer = cfrkit.PrunedCFR(KuhnPoker()).iterate(20)
+    assert list(trainer._state.pending_count) == [0, 1]
+    path = tmp_path / "pruning.npz"
+    trainer.save(path)
+    return path
+
+
+@pytest.fixture
+def predictive(tmp_path):
+    """A predictive rule on pruned passes: each player's list of predicted infosets."""
+    trainer = cfrkit.PrunedCFR(KuhnPoker(), rule=RegretRule.predictive_plus()).iterate(7)
+    assert list(trainer._state.predicted_count) == [6, 6]
+    path = tmp_path / "predictive.npz"
+    trainer.save(path)
+    return path
+
+
+def _set(key, index, value):
+    return lambda m, a: a[key].__setitem__(index, value)
+
+
+@pytest.mark.parametrize(
+    "fixture, change, message",
+    [
+        # the chance part of probs would deal other cards than the game's, silently
+        ("saved", _set("state/probs", -1, 0.5), "'state/probs' holds chance probabilities other"),
+        ("saved", _set("state/probs", 0, 0.25), "'state/probs' gives infoset 'J' a strategy that"),
+        ("saved", _set("state/probs", slice(0, 2), [1.5, -0.5]), "gives infoset 'J' a strategy"),
+        ("saved", _set("state/strategy_sum", 3, -1.0), "'state/strategy_sum' holds negative"),
+        ("saved", _set("state/predicted_count", 0, 2), "'state/predicted_count' counts"),
+        # predictive lists: counts and entries the kernels index with
+        ("predictive", _set("state/predicted_count", 0, 10**9), "'state/predicted' lists"),
+        ("predictive", _set("state/predicted_count", 1, -1), "'state/predicted_count' holds neg"),
+        ("predictive", _set("state/predicted", 0, 10**6), "'state/predicted' lists infosets"),
+        ("predictive", _set("state/predicted", 0, 7), "that are not player 0's"),  # player 1's
+        ("predictive", _set("state/predicted", 1, 0), "(or lists one twice)"),
+        # regret-based pruning: window states and the pending lists that mark them
+        ("pruning", _set("state/window", 0, 77), "'state/window' holds unknown window states"),
+        ("pruning", _set("state/pending_count", 1, 10**9), "player 1's closing and opening"),
+        ("pruning", _set("state/pending_count", 0, 1), "player 0's closing and opening"),
+        ("pruning", _set("state/pending", (1, 0), 10**6), "player 1's closing and opening"),
+        ("pruning", _set("state/accumulations", 0, -3), "'state/accumulations' holds negative"),
+    ],
+)
+def test_states_no_run_could_leave_are_refused(request, tmp_path, fixture, change, message):
+    changed = rewrite(request.getfixturevalue(fixture), tmp_path, change)
+    with pytest.raises(CheckpointError, match=re.escape(message)):
+        cfrkit.load_trainer(changed, KuhnPoker())
+
+
+def test_a_sampled_trainers_random_streams_must_not_be_all_zero(tmp_path):
+    path = tmp_path / "streams.npz"
+    cfrkit.ExternalSamplingCFR(KuhnPoker(), seed=1, streams=2).iterate(3).save(path)
+    assert cfrkit.load_trainer(path, KuhnPoker()).iteration == 3
+    zero_row = rewrite(path, tmp_path, _set("streams/rng", 1, 0))
+    with pytest.raises(CheckpointError, match="'streams/rng' holds an all-zero random stream"):
+        cfrkit.load_trainer(zero_row, KuhnPoker())
+    cfrkit.ChanceSampledCFR(KuhnPoker(), seed=1).iterate(3).save(path)
+    with pytest.raises(CheckpointError, match="'state/rng' is all zeros"):
+        cfrkit.load_trainer(rewrite(path, tmp_path, _set("state/rng", slice(None), 0)),
+                            KuhnPoker())
+
+
+@pytest.mark.parametrize("fixture", ["pruning", "predictive"])
+def test_scrambled_bookkeeping_is_refused_or_harmless(request, tmp_path, fixture):
+    """Random values in the lists and counts the kernels index with: each file either loads
+    and runs, or is refused (an out-of-range index would crash the process instead)."""
+    path = request.getfixturevalue(fixture)
+    keys = ["state/window", "state/pending", "state/pending_count"] if fixture == "pruning" \
+        else ["state/predicted", "state/predicted_count"]
+    rng = np.random.default_rng(7)
+    refused = 0
+    for _ in range(60):
+        def scramble(m, a):
+            key = keys[rng.integers(len(keys))]
+            flat = a[key].reshape(-1)
+            values = [-1, 0, 1, 2, 3, 11, 12, 47, 100] + ([10**6] if flat.itemsize > 1 else [])
+            flat[rng.integers(flat.size)] = rng.choice(values)
+        try:
+            trainer = cfrkit.load_trainer(rewrite(path, tmp_path, scramble), KuhnPoker())
+        except CheckpointError:
+            refused += 1
+            continue
+        trainer.iterate(25)
+        assert np.isfinite(cfrkit.nash_conv(KuhnPoker(), trainer.average_policy()))
+    assert 20 < refused < 60  # both outcomes were tried
+
+
+def test_a_custom_rules_own_fields_are_saved_and_checked(tmp_path):
+    @dataclasses.dataclass(frozen=True)
+    class Decay(RegretRule):
+        power: float = 1.0
+
+        def schedule(self, iterations):
+            t = np.asarray(iterations, dtype=np.float64)
+            return np.column_stack([np.ones_like(t), np.ones_like(t), t**self.power])
+
+    path = tmp_path / "decay.npz"
+    straight = cfrkit.CFR(KuhnPoker(), rule=Decay(power=2.0)).iterate(30)
+    cfrkit.CFR(KuhnPoker(), rule=Decay(power=2.0)).iterate(10).save(path)
+    with open_metadata(path) as metadata:
+        assert metadata["rule"]["fields"]["power"] == 2.0
+    with pytest.raises(CheckpointError, match=r"power=2\.0\), not .*Decay\(.*power=5\.0\)"):
+        cfrkit.load_trainer(path, KuhnPoker(), rule=Decay(power=5.0))
+    resumed = cfrkit.load_trainer(path, KuhnPoker(), rule=Decay(power=2.0)).iterate(20)
+    assert_same_run(straight, resumed)
+
+
+def test_a_rule_given_for_a_preset_must_be_its_own(saved):
+    with pytest.raises(CheckpointError, match=r"saved with rule cfrkit\.rules\.RegretRule\("):
+        cfrkit.load_trainer(saved, KuhnPoker(), rule=RegretRule.vanilla())
+    assert cfrkit.load_trainer(saved, KuhnPoker(), rule=RegretRule.cfr_plus()).iteration == 20
+
+
+# -- damaged archives and other files -------------------------------------------------------------
+
+
+def test_every_damaged_zip_directory_byte_is_a_checkpoint_error(saved, tmp_path):
+    """Flipped bits in the archive's directory: zipfile raises NotImplementedError (a zip
+    version or compression method it lacks) or RuntimeError (a member flagged encrypted)
+    besides BadZipFile; each must come out as a CheckpointError, or the file still loads."""
+    raw = saved.read_bytes()
+    with zipfile.ZipFile(saved) as archive:
+        start = min(info.header_offset for info in archive.infolist())
+    directory = raw.rfind(b"PK\x01\x02", start)  # the last member's directory entry
+    damaged = tmp_path / "damaged.npz"
+    outcomes = set()
+    for offset in range(directory, len(raw)):
+        for bit in (0, 3, 7):
+            data = bytearray(raw)
+            data[offset] ^= 1 << bit
+            damaged.write_bytes(bytes(data))
+            try:
+                cfrkit.load_trainer(damaged, KuhnPoker())
+                outcomes.add("loaded")
+            except CheckpointError as exc:
+                outcomes.add(str(exc).split(": ", 1)[1].split(" (")[0])
+    assert "truncated or corrupted" in outcomes
+
+
+def test_a_file_that_is_not_an_npz_is_not_offered_to_unpickle(tmp_path):
+    text = tmp_path / "policy.json"
+    text.write_text('{"format": "cfrkit.policy"}')
+    with pytest.raises(CheckpointError) as info:
+        cfrkit.load_trainer(text, KuhnPoker())
+    assert str(info.value) == f"{text}: not a readable cfrkit checkpoint (not an .npz file)"

@@ -340,8 +340,9 @@ def test_a_pickled_object_array_is_refused(saved):
 
 def test_files_that_are_not_compiled_games_are_refused(tmp_path):
     (tmp_path / "text.npz").write_text("hello")
-    with pytest.raises(ValueError, match="not a readable compiled cfrkit game"):
+    with pytest.raises(ValueError) as info:  # numpy alone would suggest unpickling it
         load_compiled(tmp_path / "text.npz")
+    assert str(info.value).endswith("text.npz: not a readable compiled cfrkit game (not an .npz file)")
     np.save(tmp_path / "one.npy", np.zeros(3))
     with pytest.raises(ValueError, match="a single .npy array"):
         load_compiled(tmp_path / "one.npy")
@@ -513,7 +514,17 @@ def test_the_key_covers_the_sources_of_the_compiler_and_the_game_classes(tmp_pat
         assert sources["cfrkit.games.kuhn"] == hashlib.sha256(stream.read()).hexdigest()
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "another_game"])
+def _damage_directory(file, offset: int, value: int) -> None:
+    """Set byte ``offset`` of the zip directory's first entry (numbers from the zip format):
+    6 is the zip version needed, 8 the flags (bit 0: encrypted), 10 the compression method."""
+    raw = bytearray(file.read_bytes())
+    raw[raw.index(b"PK\x01\x02") + offset] = value
+    file.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize(
+    "damage", ["truncate", "garbage", "another_game", "zip_version", "encrypted", "deflated"]
+)
 def test_a_damaged_cache_file_warns_and_is_replaced(damage, counting, tmp_path):
     compile_game(counting(), cache_dir=tmp_path)
     (file,) = tmp_path.iterdir()
@@ -521,6 +532,12 @@ def test_a_damaged_cache_file_warns_and_is_replaced(damage, counting, tmp_path):
         file.write_bytes(file.read_bytes()[:1000])
     elif damage == "garbage":
         file.write_bytes(b"\x00" * 100)
+    elif damage == "zip_version":  # zipfile: NotImplementedError
+        _damage_directory(file, 6, 0x7F)
+    elif damage == "encrypted":  # zipfile: RuntimeError, a password required
+        _damage_directory(file, 8, 0x01)
+    elif damage == "deflated":  # a stored member read as deflated: a bad CRC (or zlib.error)
+        _damage_directory(file, 10, 8)
     else:  # a valid compiled game, but not this one (e.g. a file copied by hand)
         compile_game(LeducPoker()).save(file)
     with pytest.warns(RuntimeWarning, match="cannot use the cached compiled game.*compiling again"):

@@ -17,14 +17,15 @@ atomically, and a loaded trainer continues bit for bit as if it had never stoppe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
-import zipfile
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._npz import DAMAGED_ZIP, load_npz
 from ._text import short_repr
 from .game import Game
 from .rules import RegretRule, iteration_limit
@@ -58,7 +59,7 @@ def save_trainer(trainer, path: str | os.PathLike) -> None:
                       for k, v in trainer._constructor_arguments().items()},
         "rule": {
             "class": f"{type(rule).__module__}.{type(rule).__qualname__}",
-            "fields": {f: getattr(rule, f) for f in ("floor", "alpha", "beta", "gamma", "predictive")},
+            "fields": _rule_fields(rule),
         },
         "iteration": trainer.iteration,
         "nodes_touched": trainer.nodes_touched,
@@ -127,8 +128,10 @@ def load_trainer(
         The game the checkpoint was made for (checked by fingerprint).
     rule : RegretRule, optional
         Needed only for a trainer saved with a custom rule class (a subclass of
-        :class:`~cfrkit.RegretRule`): an instance of that class with the saved parameters. The
-        presets and plain ``RegretRule`` values are rebuilt from the file.
+        :class:`~cfrkit.RegretRule`): an instance of that class with the saved parameters (every
+        dataclass field, the subclass's own included, must equal the saved one). The presets and
+        plain ``RegretRule`` values are rebuilt from the file; a rule given for them must be the
+        saved one.
     threads : int, optional
         For a full-pass trainer (:class:`~cfrkit.CFR` and its presets) or a chance-,
         external- or outcome-sampling one: the threads its passes run on (default: all cores; see
@@ -144,8 +147,10 @@ def load_trainer(
     ------
     CheckpointError
         The file is missing, is not a cfrkit checkpoint, is truncated or corrupted, has another
-        format version, was made for another game, needs ``rule=``, or claims an iteration past
-        the trainer's limit (:data:`cfrkit.limits.MAX_ITERATIONS`, or its rule's; see
+        format version, was made for another game, needs ``rule=`` (or was saved with another
+        rule than the one given), holds arrays no run could have left (a strategy that is not a
+        distribution, chance probabilities other than the game's, lists or counts out of range),
+        or claims an iteration past the trainer's limit (:data:`cfrkit.limits.MAX_ITERATIONS`, or its rule's; see
         :meth:`Trainer.iterate <cfrkit.trainers.Trainer.iterate>`).
     ValueError
         ``threads`` is not a positive integer up to ``numba.config.NUMBA_NUM_THREADS``, or is
@@ -183,6 +188,8 @@ def load_trainer(
     arguments = dict(metadata["arguments"])
     if "rule" in arguments:
         arguments["rule"] = _rule(name, metadata["rule"], rule)
+    elif rule is not None:  # a preset rebuilds its own rule: one given must be that rule
+        _rule(name, metadata["rule"], rule)
     seed = arguments.get("seed")
     if type(seed) is int and seed >= 2**64:
         # written before seeds were limited to [0, 2**64) (the default drew 128 bits): the
@@ -193,9 +200,12 @@ def load_trainer(
         trainer = cls(compiled, **arguments)
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{name}: its trainer arguments do not rebuild it ({exc})") from exc
+    fresh = trainer._state._replace(probs=trainer._state.probs.copy(),
+                                    rng=trainer._state.rng.copy())
     _fill(name, "state", trainer._state, TrainerState._fields, arrays)
     for prefix, (bundle, fields) in trainer._persistent().items():
         _fill(name, prefix, bundle, fields, arrays)
+    _check_state(name, trainer, fresh)
     iteration, touched = metadata.get("iteration"), metadata.get("nodes_touched")
     # type() is int: JSON true/false would pass isinstance(..., int)
     if not (type(iteration) is int and iteration >= 0 and type(touched) is int and touched >= 0):
@@ -228,7 +238,7 @@ def _single_core(threads: int | None, trainer: str) -> None:
 def _read(name: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The metadata and arrays of a checkpoint file, or a CheckpointError saying why not."""
     try:
-        data = np.load(name, allow_pickle=False)
+        data = load_npz(name)
         if not isinstance(data, np.lib.npyio.NpzFile):  # a single .npy array
             raise CheckpointError(f"{name}: not a cfrkit checkpoint (one array, no metadata)")
         with data:
@@ -242,7 +252,7 @@ def _read(name: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         raise CheckpointError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise CheckpointError(f"{name}: is a directory") from None
-    except (zipfile.BadZipFile, EOFError) as exc:
+    except DAMAGED_ZIP as exc:
         raise CheckpointError(f"{name}: truncated or corrupted ({exc})") from exc
     except (OSError, ValueError, KeyError, AttributeError) as exc:
         # not an npz (ValueError from np.load), a damaged member, or bad JSON (a ValueError too)
@@ -293,6 +303,23 @@ def _load_learner(name: str, metadata: dict, arrays: dict, compiled: CompiledGam
     return learner
 
 
+_BASE_RULE_FIELDS = frozenset(field.name for field in dataclasses.fields(RegretRule))
+
+
+def _rule_fields(rule: RegretRule) -> dict[str, Any]:
+    """Every dataclass field of ``rule`` (a subclass's own too), as JSON: numbers, bools,
+    strings and None as they are, numpy scalars as Python ones, anything else as its repr."""
+    fields = {}
+    for field in dataclasses.fields(rule):
+        value = getattr(rule, field.name)
+        if isinstance(value, np.generic):
+            value = value.item()
+        if not (value is None or isinstance(value, (bool, int, float, str))):
+            value = repr(value)
+        fields[field.name] = value
+    return fields
+
+
 def _rule(name: str, saved: dict, given: RegretRule | None) -> RegretRule:
     """The saved rule: rebuilt when it is a plain RegretRule, else ``given``, checked."""
     fields = saved.get("fields")
@@ -311,8 +338,15 @@ def _rule(name: str, saved: dict, given: RegretRule | None) -> RegretRule:
         except (TypeError, ValueError) as exc:
             raise CheckpointError(f"{name}: bad rule parameters ({exc})") from exc
     given_class = f"{type(given).__module__}.{type(given).__qualname__}"
-    if given_class != saved_class or any(getattr(given, f) != v for f, v in fields.items()):
-        raise CheckpointError(f"{name}: saved with rule {saved_class}({fields}), not {given!r}")
+    given_fields = _rule_fields(given)
+    if set(fields) == _BASE_RULE_FIELDS:
+        # also files written before a subclass's own fields were saved: those are not known
+        given_fields = {k: v for k, v in given_fields.items() if k in _BASE_RULE_FIELDS}
+    if given_class != saved_class or given_fields != fields:
+        shown = ", ".join(f"{k}={short_repr(v, 24)}" for k, v in fields.items())
+        raise CheckpointError(
+            f"{name}: saved with rule {saved_class}({shown}), not {short_repr(given, 160)}"
+        )
     return given
 
 
@@ -332,3 +366,77 @@ def _fill(name: str, prefix: str, target: NamedTuple, fields, arrays) -> None:
         if saved.dtype.kind == "f" and not np.all(np.isfinite(saved)):
             raise CheckpointError(f"{name}: array {key!r} holds non-finite values")
         fresh[...] = saved
+
+
+# regret-based pruning's window states (_kernels/regret_pruning.py): a slot waiting in a player's
+# pending list is closing or opening, and every such slot is waiting in its player's list
+_WINDOW_STATES, _WINDOW_MARKED = 4, (2, 3)
+_PROB_SUM_TOLERANCE = 1e-9
+
+
+def _check_state(name: str, trainer, fresh: TrainerState) -> None:
+    """The loaded arrays against what every run keeps true, before any kernel reads them.
+
+    ``fresh`` holds the new trainer's own ``probs`` and ``rng`` before loading. The kernels
+    index with the saved lists and counts of the predictive and pruning bookkeeping, so an
+    out-of-range entry would read or write outside the arrays; a strategy that is not a
+    distribution, negative average weights, chance probabilities other than the game's, or an
+    all-zero random stream would train silently on something else. A file cfrkit wrote passes
+    every check; anything else raises a :class:`CheckpointError` naming the array.
+    """
+    tree, state = trainer.game.tree, trainer._state
+    slots = tree.num_action_slots
+
+    def fail(array: str, reason: str) -> CheckpointError:
+        return CheckpointError(f"{name}: array {array!r} {reason}")
+
+    if not np.array_equal(state.probs[slots:], fresh.probs[slots:]):
+        raise fail("state/probs", "holds chance probabilities other than the game's")
+    strategy = state.probs[:slots]
+    totals = np.bincount(tree.slot_infoset, weights=strategy, minlength=len(tree.infoset_player))
+    bad = np.union1d(tree.slot_infoset[strategy < 0.0],
+                     np.flatnonzero(np.abs(totals - 1.0) > _PROB_SUM_TOLERANCE))
+    if len(bad):
+        key = trainer.game.infoset_keys[bad[0]]
+        raise fail("state/probs", f"gives infoset {short_repr(key, 40)} a strategy that is not a "
+                   "probability distribution")
+    if np.any(state.strategy_sum < 0.0):
+        raise fail("state/strategy_sum", "holds negative average weights")
+    for array, counter in (("accumulations", state.accumulations),
+                           ("predicted_count", state.predicted_count),
+                           ("pending_count", state.pending_count)):
+        if np.any(counter < 0):
+            raise fail(f"state/{array}", "holds negative counts")
+    owners = tree.player_infoset_start
+    if len(state.predicted):  # predictive rules on queued passes: each player's listed infosets
+        for player in range(tree.num_players):
+            start, end = int(owners[player]), int(owners[player + 1])
+            count = int(state.predicted_count[player])
+            listed = state.predicted[start : start + count]
+            if count > end - start or np.any((listed < start) | (listed >= end)) \
+                    or len(np.unique(listed)) != count:
+                raise fail("state/predicted", f"lists infosets that are not player {player}'s "
+                           "(or lists one twice)")
+    elif np.any(state.predicted_count):
+        raise fail("state/predicted_count", "counts infosets of an unused list")
+    if len(state.window):  # regret-based pruning
+        window = state.window
+        if np.any((window < 0) | (window >= _WINDOW_STATES)):
+            raise fail("state/window", "holds unknown window states")
+        marked = np.isin(window, _WINDOW_MARKED)
+        slot_owner = tree.infoset_player[tree.slot_infoset]
+        for player in range(tree.num_players):
+            count = int(state.pending_count[player])
+            listed = state.pending[player, :count] if count <= slots else None
+            expected = np.flatnonzero(marked & (slot_owner == player))
+            if listed is None or not np.array_equal(np.sort(listed), expected):
+                raise fail("state/pending", f"does not list exactly player {player}'s closing "
+                           "and opening windows")
+    elif np.any(state.pending_count):
+        raise fail("state/pending_count", "counts slots of an unused list")
+    if fresh.rng.any() and not state.rng.any():
+        raise fail("state/rng", "is all zeros, a random stream that never changes")
+    pool = getattr(trainer, "_pool", None)
+    if pool is not None and len(pool.rng) and not np.all(pool.rng.any(axis=1)):
+        raise fail("streams/rng", "holds an all-zero random stream")
+

@@ -40,7 +40,6 @@ import os
 import re
 import tempfile
 import warnings
-import zipfile
 from collections.abc import Hashable
 from functools import lru_cache
 from pathlib import Path
@@ -48,6 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._npz import DAMAGED_ZIP, load_npz
 from .._text import short_repr
 from ..game import Game, GameError, History, InfoSet
 from .layout import ZERO_SUM_TOLERANCE, CompiledGame, GameTree, _ReadOnlyDict
@@ -309,7 +309,7 @@ def _read(name: str, game: Game | None) -> tuple[CompiledGame, dict]:
     """The compiled game in file ``name`` (attached to ``game``, or to a :class:`StoredGame`),
     and its metadata; :class:`_BadFile` saying why not."""
     try:
-        data = np.load(name, allow_pickle=False)
+        data = load_npz(name)
         if not isinstance(data, np.lib.npyio.NpzFile):
             raise _BadFile(f"{name}: not a compiled cfrkit game (a single .npy array)")
         with data:
@@ -330,7 +330,7 @@ def _read(name: str, game: Game | None) -> tuple[CompiledGame, dict]:
         raise
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
-    except (zipfile.BadZipFile, EOFError) as exc:
+    except DAMAGED_ZIP as exc:
         raise _BadFile(f"{name}: truncated or damaged ({exc})") from exc
     except (ValueError, KeyError, OSError, UnicodeDecodeError) as exc:
         # not an npz (np.load's ValueError), an object array (refused without pickle), a damaged
