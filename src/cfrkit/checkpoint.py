@@ -20,11 +20,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tempfile
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._files import replacing
 from ._npz import DAMAGED_ZIP, load_npz
 from ._text import short_repr
 from .game import Game
@@ -98,16 +98,8 @@ _LEARNER_ARRAYS = ("games", "gains", "rng")
 
 def _write(path: str, metadata: dict, arrays: dict[str, np.ndarray]) -> None:
     """``metadata`` (as JSON) and ``arrays`` to ``path`` as one ``.npz``, atomically."""
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".cfrkit-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, metadata=np.array(json.dumps(metadata)), **arrays)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    with replacing(path) as temporary, open(temporary, "wb") as stream:
+        np.savez(stream, metadata=np.array(json.dumps(metadata)), **arrays)
 
 
 def load_trainer(

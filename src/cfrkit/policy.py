@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import uuid
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -17,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ._files import replacing
 from ._text import short_repr
 from .game import Game
 from .tree import CompiledGame, compile_game
@@ -294,25 +294,9 @@ class Policy(Mapping):
         """
         target = Path(os.fspath(path))
         text = self._json()
-        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
-        try:
-            # os.open with 0o666 so the file gets the usual permissions under the umask
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except OSError as exc:
-            message = f"cannot write policy file: {exc.strerror}"
-            raise OSError(exc.errno, message, str(target)) from exc
-        try:
-            with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+        with replacing(target) as temporary:
+            with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
         return target
 
     def _json(self) -> str:

@@ -38,7 +38,6 @@ import json
 import math
 import os
 import re
-import tempfile
 import warnings
 from collections.abc import Hashable
 from functools import lru_cache
@@ -47,6 +46,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._files import replacing
 from .._npz import DAMAGED_ZIP, load_npz
 from .._text import short_repr
 from ..game import Game, GameError, History, InfoSet
@@ -237,19 +237,10 @@ def _write(
     arrays = {f"tree/{name}": getattr(compiled.tree, name) for name in _SCHEMA}
     arrays[_ACTION_SET] = index
     arrays[_METADATA] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-    # a temporary file next to the target, then one rename: a reader (another process of a
-    # sweep sharing the cache) sees the old file or the whole new one, never half of one
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            (np.savez_compressed if compress else np.savez)(stream, **arrays)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    # a reader (another process of a sweep sharing the cache) sees the old file or the whole
+    # new one, never half of one
+    with replacing(target) as temporary, open(temporary, "wb") as stream:
+        (np.savez_compressed if compress else np.savez)(stream, **arrays)
     return target
 
 
