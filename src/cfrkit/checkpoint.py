@@ -163,9 +163,14 @@ def load_trainer(
     metadata, arrays = _read(name)
     compiled = compile_game(game)
     saved_game = metadata["game"]
-    if saved_game.get("fingerprint") != compiled.fingerprint:
+    if not isinstance(saved_game.get("fingerprint"), str):
+        raise CheckpointError(f"{name}: incomplete metadata (no game fingerprint)")
+    if saved_game["fingerprint"] != compiled.fingerprint:
+        ours = repr(compiled.game)
+        if saved_game.get("repr") == ours:  # same name and parameters, another tree
+            raise CheckpointError(f"{name}: made for another version of {ours} (its tree differs)")
         raise CheckpointError(
-            f"{name}: made for another game ({saved_game.get('repr')}), not {compiled.game!r}"
+            f"{name}: made for another game ({saved_game.get('repr')}), not {ours}"
         )
     if metadata.get("trainer") == "ResultTableLearner":
         _single_core(threads, "ResultTableLearner")
