@@ -487,6 +487,16 @@ def test_a_bad_identity_is_refused(tmp_path):
     with pytest.raises(ValueError, match="identity must be a non-empty str or None, got 42"):
         compile_game(Odd(), cache_dir=tmp_path)
 
+    class Broken(KuhnPoker):
+        @property
+        def identity(self):
+            raise KeyError("version")
+
+    with pytest.raises(GameError, match=r"\): reading identity raised KeyError: 'version'$"):
+        compile_game(Broken(), cache_dir=tmp_path)
+    with pytest.raises(GameError, match="reading identity raised KeyError"):
+        compile_game(Broken()).save(tmp_path / "broken.npz")  # saving reads it too
+
 
 @pytest.mark.parametrize("what", ["format", "cfrkit", "sources"])
 def test_a_file_of_another_version_or_source_is_never_loaded(what, counting, tmp_path, monkeypatch):

@@ -72,3 +72,17 @@ def test_scaling_never_changes_the_verdict(exponent, entries, mismatch):
     column = -row.copy()
     column[0, 0] = -row[0, 0] * (1 - mismatch) if row[0, 0] != 0 else scale * mismatch
     assert not compile_game(matrix(row, column)).zero_sum
+
+
+@pytest.mark.parametrize(
+    "row, column, message",
+    [
+        ([[1, 2], [3]], None, "m: row_payoff is not a matrix of numbers (rows of different lengths)"),
+        ([[1, 2], [3, 4]], [["a", "b"], ["c", "d"]], "m: column_payoff is not a matrix of numbers"),
+        ([[1, 2, 3], [3, 4, 5]], None, "m: payoff matrices must be 2x2, got (2, 3) and (2, 3)"),
+    ],
+)
+def test_a_payoff_that_is_not_a_square_matrix_is_named(row, column, message):
+    with pytest.raises(cfrkit.GameError) as info:
+        MatrixGame("m", ("a", "b"), row, column)
+    assert str(info.value).startswith(message)

@@ -41,8 +41,9 @@ class MatrixGame(Game):
     ) -> None:
         self.name = name
         self.action_labels = tuple(actions)
-        row = np.asarray(row_payoff, dtype=np.float64)
-        column = -row if column_payoff is None else np.asarray(column_payoff, dtype=np.float64)
+        row = _payoff_matrix(name, "row_payoff", row_payoff)
+        column = -row if column_payoff is None else \
+            _payoff_matrix(name, "column_payoff", column_payoff)
         k = len(self.action_labels)
         if row.shape != (k, k) or column.shape != (k, k):
             raise GameError(
@@ -64,6 +65,16 @@ class MatrixGame(Game):
             f"actions={self.action_labels!r}, row_payoff={self.row_payoff.tolist()!r}, "
             f"column_payoff={self.column_payoff.tolist()!r})"
         )
+
+
+def _payoff_matrix(name: str, argument: str, payoff) -> np.ndarray:
+    """``payoff`` as a float64 array, or a GameError naming the argument (numpy's own message
+    for ragged rows or text is long and names neither)."""
+    try:
+        return np.asarray(payoff, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        reason = "rows of different lengths" if "inhomogeneous" in str(exc) else "not numbers"
+        raise GameError(f"{name}: {argument} is not a matrix of numbers ({reason})") from exc
 
 
 class _MatrixHistory(History):

@@ -51,7 +51,7 @@ from .._npz import DAMAGED_ZIP, load_npz
 from .._text import short_repr
 from ..game import Game, GameError, History, InfoSet
 from .layout import ZERO_SUM_TOLERANCE, CompiledGame, GameTree, _ReadOnlyDict
-from .walk import CHANCE, DECISION, TERMINAL
+from .walk import CHANCE, DECISION, TERMINAL, _exception_text
 
 __all__ = ["FORMAT", "VERSION", "StoredGame", "cache_key", "cache_path", "load_or_compile", "save"]
 
@@ -492,10 +492,12 @@ def _identity(game: Game, *, required: bool) -> str | None:
     """``game.identity``, checked; ``ValueError`` when ``required`` and it has none."""
     try:
         identity = game.identity
+        if callable(identity):
+            identity = identity()
     except AttributeError:  # a Game-like object without the property
         identity = None
-    if callable(identity):
-        identity = identity()
+    except Exception as exc:  # the game's own code: named like the walk's errors
+        raise GameError(f"{short_repr(game)}: reading identity raised {_exception_text(exc)}") from exc
     if identity is None:
         if required:
             raise ValueError(
