@@ -111,6 +111,19 @@ def test_infoset_with_different_actions():
     _raises(game, "infoset 'k' has actions ('x', 'z')", "history ['b']", "history ['a']")
 
 
+def test_a_nan_action_label_is_named_as_the_reason_two_histories_differ():
+    # two NaN objects print alike but never compare equal: "has actions (nan, 'y') here but
+    # (nan, 'y')" said nothing
+    game = SpecGame(
+        C(
+            ("a", 0.5, D(0, "k", (float("nan"), T(0, 0)), ("y", T(1, -1)))),
+            ("b", 0.5, D(0, "k", (float("nan"), T(0, 0)), ("y", T(1, -1)))),
+        )
+    )
+    _raises(game, "infoset 'k': the action label nan is NaN, which never equals itself",
+            "history ['b']")
+
+
 def test_infoset_with_different_player():
     game = SpecGame(
         C(

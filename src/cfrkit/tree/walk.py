@@ -725,6 +725,12 @@ class Walk:
             raise self.error(node, history, f"actions(): comparing labels raised "
                              f"{_exception_text(exc)}") from exc
         if not same:
+            nan = [a for a in actions if isinstance(a, (float, np.floating)) and a != a]
+            if nan:  # the tuples print alike: say why they differ
+                raise self.error(
+                    node, history, f"infoset {short_repr(key, 40)}: the action label "
+                    f"{short_repr(nan[0], 24)} is NaN, which never equals itself; use another label",
+                )
             raise self.error(
                 node, history,
                 f"infoset {short_repr(key, 40)} has actions {short_repr(actions, 60)} here but "
