@@ -342,6 +342,12 @@ def test_checkpoint_round_trip(tmp_path):
     assert loaded.decisions == straight.decisions
     with pytest.raises(cfrkit.CheckpointError, match="another game"):
         cfrkit.load_trainer(tmp_path / "learner.npz", KuhnPoker())
+    with np.load(tmp_path / "learner.npz", allow_pickle=False) as data:
+        arrays = {key: data[key] for key in data.files}
+    arrays["state/rng"][:] = 0  # xoshiro's one state it never leaves
+    np.savez(tmp_path / "zero.npz", **arrays)
+    with pytest.raises(cfrkit.CheckpointError, match="'state/rng' is all zeros"):
+        cfrkit.load_trainer(tmp_path / "zero.npz", KuhnPoker(players=3))
 
 
 def test_ctrl_c_during_iterate():

@@ -291,6 +291,9 @@ def _load_learner(name: str, metadata: dict, arrays: dict, compiled: CompiledGam
         fresh[...] = saved
     if np.any(learner._games < 0):
         raise CheckpointError(f"{name}: array 'state/games' holds negative counts")
+    if not learner._rng.any():
+        raise CheckpointError(f"{name}: array 'state/rng' is all zeros, a random stream that "
+                              "never changes")
     iteration, decisions = metadata.get("iteration"), metadata.get("decisions")
     if not (type(iteration) is int and 0 <= iteration <= MAX_GAMES
             and type(decisions) is int and decisions >= 0):
