@@ -329,12 +329,34 @@ def test_names():
         (dict(players=4, deal="independent"),
          "players must be 2 when max_bets > 1 or deal='independent', got players=4 with "
          "max_bets=1, deal='independent'"),
+        # the deal alone would pass compile_game's default 20 million nodes: refused before
+        # the (players + 1)! hands are listed (40 players used to exhaust the memory)
+        (dict(players=10),
+         "players must be at most 9, got 10: the deal alone has 11! = 3.99e+07 outcomes, over "
+         "compile_game's limit of 20,000,000 nodes"),
+        (dict(players=40), "players must be at most 9, got 40: the deal alone has 41! = 3.35e+49"),
+        (dict(players=10**9), "players must be at most 9, got 1000000000: the deal alone has "
+         "1000000001! outcomes"),
     ],
 )
 def test_bad_arguments(kwargs, message):
     with pytest.raises(ValueError) as caught:
         KuhnPoker(**kwargs)
     assert str(caught.value).startswith(message)
+
+
+def test_the_largest_deck_is_dealt_on_first_use():
+    # nine players fit (10! = 3,628,800 hands); the constructor lists none of them, so naming
+    # the game (cfrkit sweep checks its grid so) is free, and the chance node lists them all
+    from cfrkit.games.kuhn import MAX_PLAYERS
+
+    assert MAX_PLAYERS == 9
+    game = KuhnPoker(players=9)
+    assert "_deal_outcomes" not in vars(game)
+    small = KuhnPoker(players=4)
+    outcomes = small.root().chance_outcomes()
+    assert len(outcomes) == 120 and outcomes[0] == ("0123", 1 / 120)
+    assert len({deal for deal, _ in outcomes}) == 120
 
 
 def test_new_parameters_are_keyword_only():
@@ -368,6 +390,8 @@ def test_parse_game(spec, text):
         ("kuhn(max_bets=two)", "game 'kuhn': max_bets must be int, got 'two'"),
         ("kuhn(max_bets=0)", "game 'kuhn(max_bets=0)': max_bets must be an int >= 1, got 0"),
         ("kuhn(players=3,deal=independent)", "players must be 2 when max_bets > 1"),
+        ("kuhn(players=40)", "game 'kuhn(players=40)': players must be at most 9, got 40"),
+        ("kuhn(players=3, players=4)", "game 'kuhn': players given twice"),
     ],
 )
 def test_parse_game_refuses(spec, message):

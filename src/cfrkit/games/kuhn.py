@@ -15,9 +15,12 @@ of the "result table" blog post is ``KuhnPoker(max_bets=2, deal="independent")``
 
 from __future__ import annotations
 
+import math
+from functools import cached_property
 from itertools import permutations, product
 
 from ..game import Game, History
+from ..tree import DEFAULT_MAX_NODES
 
 __all__ = ["KuhnPoker"]
 
@@ -29,6 +32,9 @@ FOLD, CHECK, CALL, RAISE = "fold", "check", "call", "raise"  # with BET, max_bet
 _LETTER = {FOLD: "f", CHECK: "c", CALL: "c", BET: "r", RAISE: "r"}
 #: card values of the independent deal, lowest first (the blog post's queen, king, ace)
 INDEPENDENT_CARDS = ("Q", "K", "A")
+#: the most players Kuhn's deck deals to: one chance node deals all (players + 1)! ordered
+#: hands, and past compile_game's default node limit that node alone could never compile
+MAX_PLAYERS = max(n for n in range(2, 20) if math.factorial(n + 1) <= DEFAULT_MAX_NODES)
 
 
 class KuhnPoker(Game):
@@ -37,7 +43,9 @@ class KuhnPoker(Game):
     Parameters
     ----------
     players : int, optional
-        Number of players, at least 2 (default 2).
+        Number of players, 2 (default) to 9: one chance node deals every ordered hand,
+        ``(players + 1)!`` of them, which for 10 players would be more nodes than
+        :func:`cfrkit.compile_game` compiles by default (20 million).
     max_bets : int, optional
         Keyword only. The most bets per hand, counting the opening bet and every raise: at
         least 1 (default 1, Kuhn's game: one bet, which the others call or fold). With 2, the
@@ -51,15 +59,16 @@ class KuhnPoker(Game):
     Raises
     ------
     ValueError
-        If ``players`` is not an int >= 2, ``max_bets`` not an int >= 1, ``deal`` not one of
-        ``"deck"``, ``"independent"``, or if ``players > 2`` is combined with ``max_bets > 1``
-        or ``deal="independent"`` (those variants are defined for two players only).
+        If ``players`` is not an int from 2 to 9, ``max_bets`` not an int >= 1, ``deal`` not
+        one of ``"deck"``, ``"independent"``, or if ``players > 2`` is combined with
+        ``max_bets > 1`` or ``deal="independent"`` (those variants are defined for two players
+        only).
 
     Notes
     -----
     **The deal.** Each player antes 1; one chance node then deals every player's card at once.
     With ``deal="deck"`` (Kuhn's) the cards are distinct, from J < Q < K (two players),
-    J < Q < K < A (three) or ``"0"`` < ``"1"`` < ... (four or more), each ordered deal equally
+    J < Q < K < A (three) or ``"0"`` < ``"1"`` < ... (four to nine), each ordered deal equally
     likely (6 deals for two players). With ``deal="independent"`` each card is drawn on its own
     from Q < K < A, the nine ordered pairs (``"QQ"``, ``"QK"``, ..., ``"AA"``) each with
     probability 1/9 -- the deal of the result-table post [1]_ ("Each player is dealt an ace
@@ -156,6 +165,20 @@ class KuhnPoker(Game):
                 f" with max_bets={max_bets}, deal={deal!r} (more players play Kuhn's one-bet game"
                 " on a deck only)"
             )
+        # one chance node deals every hand: too many are refused before any is listed, and at
+        # once (players=10**9)
+        if deal == "independent":
+            ranks = len(INDEPENDENT_CARDS)
+            count, formula = ranks**players, f"{ranks}**{players}"
+        else:  # (players + 1)!, but no further than 170!, which is past any limit
+            count, formula = math.factorial(min(players + 1, 170)), f"{players + 1}!"
+        if count > DEFAULT_MAX_NODES:
+            value = f" = {count:.3g}" if players + 1 <= 170 else ""
+            raise ValueError(
+                f"players must be at most {MAX_PLAYERS}, got {players}: the deal alone has "
+                f"{formula}{value} outcomes, over compile_game's limit of "
+                f"{DEFAULT_MAX_NODES:,} nodes"
+            )
         self.num_players = players
         self.max_bets = max_bets
         self.deal = deal
@@ -167,13 +190,21 @@ class KuhnPoker(Game):
         self.name = name
         if deal == "independent":
             self.cards = INDEPENDENT_CARDS
-            deals = list(product(range(len(self.cards)), repeat=players))
         else:
+            # at most 10 cards (MAX_PLAYERS): the labels "0" ... "9" are one character each,
+            # so a deal's string reads back unambiguously
             self.cards = tuple("JQKA") if players < 4 else tuple(str(r) for r in range(players + 1))
-            deals = list(permutations(range(players + 1), players))
-        self._deal_outcomes = tuple(
-            ("".join(self.cards[c] for c in deal), 1.0 / len(deals)) for deal in deals
-        )
+
+    @cached_property
+    def _deal_outcomes(self) -> tuple[tuple[str, float], ...]:
+        # listed on first use, not by the constructor: naming a big game (cfrkit sweep checks
+        # its grid this way) costs nothing, and 9 players deal 3.6 million hands
+        n = self.num_players
+        if self.deal == "independent":
+            deals = list(product(range(len(self.cards)), repeat=n))
+        else:
+            deals = list(permutations(range(n + 1), n))
+        return tuple(("".join(self.cards[c] for c in deal), 1.0 / len(deals)) for deal in deals)
 
     def root(self) -> History:
         if self.max_bets == 1:
