@@ -1,5 +1,5 @@
 """Every file cfrkit writes goes through one atomic write: the same errors and permissions
-for checkpoints, compiled games and policies (sweep tables: tests/test_sweep.py)."""
+for checkpoints, compiled games, policies and sweep tables."""
 
 from __future__ import annotations
 
@@ -45,3 +45,22 @@ def test_new_files_get_the_permissions_of_any_new_file(what, tmp_path):
         os.umask(umask)
     assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == 0o644  # mkstemp's would be 0600
     assert os.listdir(tmp_path) == ["out"]
+
+
+def test_a_sweep_table_is_written_the_same_way(tmp_path):
+    pytest.importorskip("pyarrow")
+    from cfrkit.sweeps import _Table
+
+    csv, parquet = tmp_path / "r.csv", tmp_path / "r.parquet"
+    umask = os.umask(0o022)
+    try:
+        _Table(None, {}).write(csv, parquet)
+    finally:
+        os.umask(umask)
+    assert sorted(os.listdir(tmp_path)) == ["r.csv", "r.parquet"]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in (csv, parquet)} == {0o644}
+    parquet.unlink()
+    parquet.mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        _Table(None, {}).write(csv, parquet)
+    assert info.value.filename == str(parquet)

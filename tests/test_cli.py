@@ -116,6 +116,11 @@ def test_plot_writes_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     run("solve", "kuhn", "--iterations", "200", "--plot", "conv.png", "--quiet", cwd=tmp_path)
     assert (tmp_path / "conv.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # no check past iteration 0 (no iterations; the target met at once): the iterations panel
+    # has no point a log axis can show, and the figure is written all the same
+    for name, limit in (("i0.png", ["--iterations", "0"]), ("t0.png", ["--target", "10"])):
+        run("solve", "kuhn", *limit, "--plot", name, "--quiet", cwd=tmp_path)
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_openspiel_games_by_name(tmp_path):
@@ -208,16 +213,95 @@ def test_a_big_openspiel_game_reports_its_compile_on_stderr(tmp_path):
         (["solve", "kuhn", "--resume", "missing.npz"], "missing.npz: no such file"),
         (["solve", "kuhn", "--seed", "3"], "--seed applies to the sampled trainers only (chance-sampled, external-sampling, outcome-sampling)"),
         (["solve", "kuhn", "--json", "no/such/folder/r.json"], "does not exist"),
+        # every output is checked before training, not written (and lost) after it
+        (["solve", "kuhn", "--checkpoint", "."], "--checkpoint .: is a directory, not a file"),
+        (["solve", "kuhn", "--policy-out", "sub/"], "--policy-out 'sub/': needs a file name"),
+        (["solve", "kuhn", "--json", ".."], "--json ..: is a directory, not a file"),
+        (["solve", "kuhn", "--json", "/proc/r.json"], "--json /proc/r.json: cannot write in /proc"),
+        (["solve", "kuhn", "--plot", "conv.txt"], "--plot conv.txt: matplotlib cannot write .txt"),
+        (["solve", "kuhn(players=40)"], "players must be at most 9, got 40: the deal alone has"),
+        (["solve", "kuhn(players=3,players=4)"], "game 'kuhn': players given twice"),
         (["evaluate", "kuhn", "missing.json"], "missing.json"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         ([], "the following arguments are required"),
     ],
 )
 def test_bad_usage_is_one_line_and_status_2(tmp_path, args, message):
+    if "/proc/r.json" in args and not os.path.isdir("/proc"):
+        pytest.skip("no /proc here")
+    if "--plot" in args:
+        pytest.importorskip("matplotlib")
     done = run(*args, cwd=tmp_path, check_status=2)
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_an_output_under_a_file_is_refused(tmp_path):
+    (tmp_path / "afile").write_text("")
+    for path in ("afile/r.json", "afile/sub/r.json"):
+        done = run("solve", "kuhn", "--json", path, cwd=tmp_path, check_status=2)
+        afile = tmp_path / "afile"
+        assert done.stderr == f"cfrkit: --json {path}: {afile} is a file, not a folder\n"
+
+
+def test_a_game_that_does_not_compile_is_one_line(monkeypatch, tmp_path, capsys):
+    # solve and evaluate share the handling (a game too big for ulimit -v stops compile_game)
+    import cfrkit.cli
+    from cfrkit.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["solve", "kuhn", "--iterations", "5", "--quiet", "--policy-out", "p.json"]) == 0
+
+    def too_big(game, **options):
+        raise cfrkit.GameError(f"{game!r}: compiling stopped at 3,923,969 nodes")
+
+    monkeypatch.setattr(cfrkit.cli, "compile_game", too_big)
+    capsys.readouterr()
+    for args in (["solve", "kuhn"], ["evaluate", "kuhn", "p.json"]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err == ("cfrkit: game 'kuhn': KuhnPoker(players=2): compiling stopped at "
+                       "3,923,969 nodes\n")
+
+
+def test_an_output_that_fails_after_training_spares_the_others(monkeypatch, tmp_path, capsys):
+    # the disk fills up while training: the failed output is one line, the checkpoint and the
+    # others are written, and the status says something is missing
+    from cfrkit.cli import main
+
+    def full(self, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cfrkit.Policy, "save", full)
+    status = main(["solve", "kuhn", "--iterations", "20", "--quiet", "--checkpoint", "k.npz",
+                   "--policy-out", "p.json", "--json", "r.json"])
+    assert status == 1
+    assert capsys.readouterr().err == (
+        "cfrkit: --policy-out p.json: not written: No space left on device\n")
+    assert json.loads((tmp_path / "r.json").read_text())["iterations"] == 20
+    assert cfrkit.load_trainer(tmp_path / "k.npz", KuhnPoker()).iteration == 20
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_a_checkpoint_that_fails_on_ctrl_c_is_one_line(monkeypatch, tmp_path, capsys):
+    from cfrkit.cli import main
+    from cfrkit.trainers.base import Trainer
+
+    def interrupted(self, **limits):
+        raise KeyboardInterrupt
+
+    def full(self, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Trainer, "solve", interrupted)
+    monkeypatch.setattr(Trainer, "save", full)
+    assert main(["solve", "kuhn", "--quiet", "--checkpoint", "k.npz"]) == 130
+    assert capsys.readouterr().err == (
+        "cfrkit: --checkpoint k.npz: not written: No space left on device\n"
+        "cfrkit: interrupted at iteration 0\n")
 
 
 def test_a_checkpoint_for_another_game_is_refused(tmp_path):

@@ -283,3 +283,71 @@ def test_figures_save_as_png(tmp_path, kuhn_policy):
     cfrplot.strategy(kuhn_policy).savefig(paths[1])
     for path in paths:
         assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 1000
+
+
+# -- sweeps ---------------------------------------------------------------------------------------
+
+
+def test_convergence_without_a_point_on_a_panel_is_still_drawn(tmp_path):
+    # a run stopped at its first check, at iteration 0 (--iterations 0, or a target met at
+    # once): a log axis has no place for it, and matplotlib would refuse to save the figure
+    for seconds in (0.0, 0.25):
+        record = make_record(iterations=(0,), nash_conv=[0.9], seconds=[seconds])
+        fig = cfrplot.convergence(record)
+        assert [len(line.get_xdata()) for ax in fig.axes for line in ax.get_lines()] == \
+            [0, 1 if seconds else 0]
+        assert fig.axes[0].get_xlim() == (1, 10) and fig.axes[0].get_ylim() == (0.1, 10)
+        fig.savefig(tmp_path / "empty.png")
+        assert (tmp_path / "empty.png").stat().st_size > 1000
+
+
+def sweep_rows(run_id, trainer="cfr+", params="{}", *, seed=None, max_iterations=100,
+               target=None, nash_conv=(1.0, 0.1, 0.01)):
+    """A run's rows of a sweep table, one per check at iterations 1, 10, 100, ..."""
+    return [dict(run_id=run_id, game="kuhn", trainer=trainer, params=params, seed=seed,
+                 target_nash_conv=target, max_iterations=max_iterations, time_limit=None,
+                 status="ok", point=i, iteration=10**i, seconds=0.01 * 10**i, nash_conv=value)
+            for i, value in enumerate(nash_conv)]
+
+
+def test_sweep_groups_only_the_seeds_of_one_stopping_rule():
+    # two sweeps of cfr+ into one output, with other budgets: two lines, each naming its rule,
+    # not one group of "2 seeds"; the seeds of external sampling under one rule are one group
+    rows = [*sweep_rows("a", max_iterations=2000), *sweep_rows("b", max_iterations=200000),
+            *sweep_rows("c", "external-sampling", seed=0),
+            *sweep_rows("d", "external-sampling", seed=1)]
+    fig = cfrplot.sweep(rows, x="iterations")
+    assert legend_labels(fig.axes[0]) == [
+        "cfr+ [max_iterations=2000]", "cfr+ [max_iterations=200000]",
+        "external-sampling [max_iterations=100] (2 seeds: median, range)"]
+    # one stopping rule in the panel: no need to name it
+    fig = cfrplot.sweep([*sweep_rows("e"), *rows[6:]], x="iterations")
+    assert legend_labels(fig.axes[0]) == ["cfr+", "external-sampling (2 seeds: median, range)"]
+    mixed = [*sweep_rows("a", target=1e-3, max_iterations=None), *sweep_rows("b")]
+    assert legend_labels(cfrplot.sweep(mixed, x="iterations").axes[0]) == [
+        "cfr+ [target_nash_conv=0.001]", "cfr+ [max_iterations=100]"]
+
+
+def test_sweep_labels_read_equal_numbers_alike():
+    # alpha 2 and 2.0 are one run of a sweep; an old table may hold both: one setting
+    rows = [*sweep_rows("a", "dcfr", '{"alpha": 2}'), *sweep_rows("b", "dcfr", '{"alpha": 2.0}'),
+            *sweep_rows("c", "dcfr", '{"alpha": 1.5}')]
+    assert legend_labels(cfrplot.sweep(rows, x="iterations").axes[0]) == [
+        "dcfr alpha=2 (2 seeds: median, range)", "dcfr alpha=1.5"]
+
+
+def test_sweep_takes_the_path_of_an_output(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet  # noqa: F401
+    from cfrkit.sweeps import SWEEP_COLUMNS, _schema
+
+    rows = [{name: row.get(name) for name, _, _ in SWEEP_COLUMNS} for row in sweep_rows("a")]
+    table = pa.Table.from_pylist(rows, schema=_schema())
+    pa.parquet.write_table(table, tmp_path / "results.parquet")
+    for path in (tmp_path, str(tmp_path / "results.parquet")):
+        assert legend_labels(cfrplot.sweep(path).axes[0]) == ["cfr+"]
+    for table in (None, 3, {"run_id": "a"}, ["kuhn"]):
+        with pytest.raises(TypeError, match="table must be a sweep's table, its rows as dicts or"):
+            cfrplot.sweep(table)
+    with pytest.raises(ValueError, match="no successful run"):
+        cfrplot.sweep([])

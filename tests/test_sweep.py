@@ -96,13 +96,74 @@ def test_cli_sweep_bad_usage_is_one_line(tmp_path, capsys):
     assert main(["sweep", "--games", "kuhn", "--trainers", "cfr+", "--output", str(tmp_path)]) == 2
     assert "needs a stopping rule" in capsys.readouterr().err
     assert main([*base, "--games", "kuhn", "--trainers", "cfr+", "--seeds", "3-1"]) == 2
+    capsys.readouterr()
+    for seeds in ("-1", "", "1,,2", "a-b"):
+        assert main([*base, "--games", "kuhn", "--trainers", "cfr+", "--seeds", seeds]) == 2
+        assert capsys.readouterr().err == (
+            "cfrkit sweep: argument --seeds: expected seeds >= 0 or ranges like 0-4, separated by "
+            f"commas, got {seeds!r}\n")
+    # numbers no run can take are refused with the grid, as in Python
+    for value, shown in (("nan", "nan"), ("1e400", "inf"), ("-inf", "-inf")):
+        assert main([*base, "--games", "kuhn", "--trainers", "dcfr",
+                     "--param", f"dcfr:alpha=1,{value}"]) == 2
+        assert capsys.readouterr().err == (
+            "cfrkit: params['dcfr']['alpha']: values must be finite numbers, bools, strings or "
+            f"None, got {shown}\n")
+    # the plot's format is checked before the runs, not after them
+    pytest.importorskip("matplotlib")
+    assert main([*base, "--games", "kuhn", "--trainers", "cfr+", "--plot", "pe.txt"]) == 2
+    assert "--plot pe.txt: matplotlib cannot write .txt files" in capsys.readouterr().err
+    # an output below a file
+    (tmp_path / "afile").write_text("")
+    for output in (f"{tmp_path}/afile/", f"{tmp_path}/afile/sub"):
+        assert main([*base[:-1], output, "--games", "kuhn", "--trainers", "cfr+"]) == 2
+        assert capsys.readouterr().err == (
+            f"cfrkit: output {output}: {tmp_path}/afile is a file, not a folder\n")
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_cli_sweep_without_a_cluster_at_the_address(tmp_path, capsys, monkeypatch):
+    # what ray.init(address="auto") raises when no cluster runs here
+    def no_cluster(**options):
+        raise ConnectionError("Could not find any running Ray instance. Please specify the one "
+                              "to connect to by setting `--address` flag or `RAY_ADDRESS` "
+                              "environment variable.")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", no_cluster)
+    assert main(["sweep", "--games", "kuhn", "--trainers", "cfr+", "--max-iterations", "5",
+                 "--output", str(tmp_path / "o"), "--address", "auto"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cfrkit: --address auto: Could not find any running Ray instance.")
+    assert len(err.splitlines()) == 1
 
 
 def test_cli_list_syntax():
     assert _split_top_level("kuhn(players=3, max_bets=2),leduc, rps") == [
         "kuhn(players=3, max_bets=2)", "leduc", "rps"]
     assert _seeds("0-2,7,10-11") == [0, 1, 2, 7, 10, 11]
+    assert _seeds(" 3 - 4 , 0") == [3, 4, 0]
+
+
+def test_equal_parameter_values_are_one_run():
+    # 2 and 2.0 (as the command line and Python write them) are one id, in a rule's dict too
+    from cfrkit.sweeps import _run_id, _setting_label
+
+    def run_id(params):
+        return _run_id(dict(game="kuhn", trainer="dcfr", params=params, seed=None,
+                            target_nash_conv=None, max_iterations=100, time_limit=None))
+
+    assert run_id({"alpha": 2}) == run_id({"alpha": 2.0}) == run_id({"alpha": np.float64(2)})
+    rule = {"alpha": 1.5, "beta": 0}
+    assert run_id({"rule": rule}) == run_id({"rule": dict(rule, beta=0.0)})
+    assert run_id({"alpha": 2}) != run_id({"alpha": 2.5}) != run_id({"alpha": True})
+    # ids without an integral float are those every earlier version gave, so outputs resume
+    assert run_id({"alpha": 2}) == "c541db0ba187537a"
+    assert run_id({"alpha": 1.5, "gamma": 2}) == "482780f719f49ef7"
+    assert _setting_label("dcfr", '{"alpha": 2.0}') == _setting_label("dcfr", '{"alpha": 2}') \
+        == "dcfr alpha=2"
+    assert _setting_label("pruned", '{"rule": {"alpha": 1.0, "beta": 0.5}}') == \
+        "pruned rule=(alpha=1,beta=0.5)"
 
 
 # -- the Python API on the module's Ray ------------------------------------------------------------
@@ -281,6 +342,7 @@ def test_a_worker_that_dies_is_an_error_row(tmp_path, local_ray, monkeypatch):
 
 def test_bad_grids_are_refused_before_anything_runs(tmp_path):
     limits = dict(max_iterations=5)
+    (tmp_path / "afile").write_text("")
     cases = [
         (dict(games="chess", trainers="cfr+", **limits), "unknown game 'chess'"),
         (dict(games=KuhnPoker(), trainers="cfr+", **limits), "named as on the command line"),
@@ -296,13 +358,19 @@ def test_bad_grids_are_refused_before_anything_runs(tmp_path):
         (dict(games="kuhn", trainers="pruned", params={"pruned": {"rule": {"delta": 1}}}, **limits),
          "RegretRule has the fields"),
         (dict(games="kuhn", trainers="dcfr", params={"dcfr": {"alpha": [object()]}}, **limits),
-         "values must be numbers"),
+         "values must be finite numbers"),
         (dict(games="kuhn", trainers="chance-sampled", seeds=[-1], **limits), "seeds must be"),
         (dict(games="kuhn", trainers="cfr+"), "needs a stopping rule"),
         (dict(games="kuhn", trainers="cfr+", max_iterations=5, address="auto", num_cpus=2),
          "num_cpus applies to a local Ray instance only"),
         (dict(games="kuhn", trainers="cfr+", max_iterations=5,
               output=tmp_path / "missing" / "out"), "does not exist"),
+        (dict(games="kuhn", trainers="cfr+", max_iterations=5, output=f"{tmp_path}/afile/"),
+         f"afile/: {tmp_path}/afile is a file, not a folder"),
+        (dict(games="kuhn", trainers="cfr+", max_iterations=5, output=tmp_path / "afile" / "x"),
+         f"afile/x: {tmp_path}/afile is a file, not a folder"),
+        (dict(games="kuhn(players=1000000)", trainers="cfr+", **limits),
+         "players must be at most 9, got 1000000"),
     ]
     for kwargs, message in cases:
         with pytest.raises(ValueError) as info:
@@ -314,6 +382,28 @@ def test_an_output_that_is_not_a_sweep_is_refused(tmp_path):
     pa.csv.write_csv(pa.table({"a": [1]}), tmp_path / "other.csv")
     with pytest.raises(ValueError, match="not a cfrkit sweep table"):
         cfrkit.sweep("kuhn", "cfr+", max_iterations=5, output=tmp_path / "other")
+
+
+def test_equal_values_resume_and_a_failed_plot_keeps_the_table(tmp_path, local_ray, capsys,
+                                                               monkeypatch):
+    # alpha=2 on the command line is the run Python made with alpha=2.0: not run again
+    first = cfrkit.sweep("kuhn", "dcfr", params={"dcfr": {"alpha": 2.0}}, max_iterations=10,
+                         output=tmp_path)
+    assert main(["sweep", "--games", "kuhn", "--trainers", "dcfr", "--param", "dcfr:alpha=2",
+                 "--max-iterations", "10", "--output", str(tmp_path)]) == 0
+    assert "1 of 1 runs already in" in capsys.readouterr().err
+    assert cfrkit.load_sweep(tmp_path).equals(first)
+    # no run succeeds, so there is nothing to plot: one line, status 1, the table written
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    status = main(["sweep", "--games", "kuhn", "--trainers", "outcome-sampling", "--param",
+                   "outcome-sampling:exploration=2.0", "--max-iterations", "10", "--output",
+                   str(tmp_path / "failed"), "--plot", str(tmp_path / "pe.png"), "--quiet"])
+    assert status == 1
+    assert capsys.readouterr().err == (
+        f"cfrkit: --plot {tmp_path / 'pe.png'}: not written: the table has no successful run "
+        "to draw\n")
+    (run,) = _runs(cfrkit.load_sweep(tmp_path / "failed.parquet"))
+    assert run["status"] == "error" and not (tmp_path / "pe.png").exists()
 
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "sweeps.md"

@@ -7,8 +7,10 @@
     cfrkit evaluate GAME POLICY.json          values, NashConv and each player's improvement
     cfrkit sweep --games ... --trainers ...   a grid of runs on Ray, into one table
 
-Bad usage prints one line on stderr and exits with status 2; Ctrl-C exits with status 130,
-after writing the checkpoint if ``--checkpoint`` was given.
+Bad usage prints one line on stderr and exits with status 2, before any work; Ctrl-C exits
+with status 130, after writing the checkpoint if ``--checkpoint`` was given. An output file that
+cannot be written after the work (a full disk) is one line on stderr each, the other outputs
+are still written, and the status is 1.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -51,6 +54,7 @@ from .tree import compile_game
 
 __all__ = ["main"]
 
+EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 DEFAULT_ITERATIONS = 1000
@@ -154,6 +158,8 @@ def _builtin_game(spec: str) -> Game:
         if not sep or key not in parameters:
             allowed = ", ".join(parameters) or "none"
             raise UsageError(f"game {name!r}: bad parameter {item!r} (parameters: {allowed})")
+        if key in kwargs:
+            raise UsageError(f"game {name!r}: {key} given twice")
         try:
             kwargs[key] = parameters[key](text.strip())
         except ValueError:
@@ -162,6 +168,16 @@ def _builtin_game(spec: str) -> Game:
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
+        raise UsageError(f"game {spec!r}: {exc}") from None
+
+
+def _compiled(spec: str, cache_dir: str | None):
+    """The compiled game of a command-line name; a game that does not compile (too big for the
+    memory, ...) is a :class:`UsageError`."""
+    game = parse_game(spec, cache_dir=cache_dir)
+    try:
+        return compile_game(game)
+    except GameError as exc:
         raise UsageError(f"game {spec!r}: {exc}") from None
 
 
@@ -274,7 +290,8 @@ def _names(text: str) -> list[str]:
 
 
 def _param_value(text: str):
-    # the words JSON and Python users write for bools and None, then numbers, else the text
+    # the words JSON and Python users write for bools and None, then numbers, else the text.
+    # nan, inf and 1e400 are floats too, for the grid check to refuse them before any run
     lowered = text.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
@@ -282,12 +299,9 @@ def _param_value(text: str):
         return None
     for kind in (int, float):
         try:
-            value = kind(text)
+            return kind(text)
         except ValueError:
             continue
-        if kind is float and not math.isfinite(value):
-            break
-        return value
     return text
 
 
@@ -301,10 +315,13 @@ def _param(text: str) -> tuple[str, str, list]:
 
 def _seeds(text: str) -> list[int]:
     seeds: list[int] = []
-    for part in _names(text):
-        first, dash, last = part.partition("-")
-        low = _seed(first.strip())
-        high = _seed(last.strip()) if dash else low
+    for part in text.split(","):
+        match = re.fullmatch(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?", part)
+        if match is None:  # "-1" included: a seed is never negative, and "-" makes a range
+            raise argparse.ArgumentTypeError(f"expected seeds >= 0 or ranges like 0-4, "
+                                             f"separated by commas, got {short_repr(text)}")
+        low = _seed(match[1])
+        high = _seed(match[2]) if match[2] else low
         if high < low:
             raise argparse.ArgumentTypeError(f"expected a range LOW-HIGH with LOW <= HIGH, got {part!r}")
         if high - low >= 1_000_000:
@@ -436,26 +453,64 @@ def _games() -> int:
 
 
 def _check_output(path: str | None, option: str) -> None:
-    if path is not None:
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder):
-            raise UsageError(f"{option} {path}: folder {folder} does not exist")
+    """Raise :class:`UsageError` for an output file that cannot be written, before the work
+    that would be lost writing it."""
+    if path is None:
+        return
+    if os.path.isdir(path):
+        raise UsageError(f"{option} {path}: is a directory, not a file")
+    if not os.path.basename(path):
+        raise UsageError(f"{option} {path!r}: needs a file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        above = folder
+        while not os.path.exists(above):  # the nearest existing path: a file in the way?
+            above = os.path.dirname(above)
+        if not os.path.isdir(above):
+            raise UsageError(f"{option} {path}: {above} is a file, not a folder")
+        raise UsageError(f"{option} {path}: folder {folder} does not exist")
+    try:  # a file that vanishes: os.access says yes to root even where none can be made (/proc)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write in {folder} ({exc.strerror})") from None
+
+
+def _check_plot(path: str) -> None:
+    """:func:`_check_output`, and that matplotlib is installed and writes the file's format."""
+    _check_output(path, "--plot")
+    try:
+        from . import plot  # noqa: F401 - fail before the work, not after
+    except ImportError as exc:
+        raise UsageError(f"--plot: {exc}") from None
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    extension = os.path.splitext(path)[1][1:].lower()  # none: matplotlib writes PNG
+    if extension and extension not in formats:
+        raise UsageError(f"--plot {path}: matplotlib cannot write .{extension} files "
+                         f"(it writes {', '.join(sorted(formats))})")
+
+
+def _write_output(option: str, path: str, write) -> bool:
+    """``write(path)``, True if it worked; a failure is one line on stderr, so that the
+    other outputs are still written."""
+    try:
+        write(path)
+    except (OSError, ValueError) as exc:  # a full disk, a folder removed since the check
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        print(f"cfrkit: {option} {path}: not written: {reason}", file=sys.stderr)
+        return False
+    return True
 
 
 def _solve(args) -> int:
     for path, option in ((args.checkpoint, "--checkpoint"), (args.policy_out, "--policy-out"),
-                         (args.json, "--json"), (args.plot, "--plot")):
+                         (args.json, "--json")):
         _check_output(path, option)
     if args.plot is not None:
-        try:
-            from . import plot  # noqa: F401 - fail before training, not after
-        except ImportError as exc:
-            raise UsageError(f"--plot: {exc}") from None
-    game = parse_game(args.game, cache_dir=args.cache_dir)
-    try:
-        compiled = compile_game(game)
-    except GameError as exc:
-        raise UsageError(f"game {args.game!r}: {exc}") from None
+        _check_plot(args.plot)
+    compiled = _compiled(args.game, args.cache_dir)
     trainer = _trainer(args, compiled)
     if args.iterations is not None:
         try:  # a trainer runs at most 2**53 iterations in all (fewer under some rules)
@@ -475,19 +530,20 @@ def _solve(args) -> int:
     try:
         record = trainer.solve(progress=progress, **limits)
     except KeyboardInterrupt:
-        with contextlib.suppress(KeyboardInterrupt):
-            if args.checkpoint is not None:
-                trainer.save(args.checkpoint)
-                print(f"cfrkit: interrupted at iteration {trainer.iteration}; checkpoint written "
-                      f"to {args.checkpoint}", file=sys.stderr)
-            else:
-                print(f"cfrkit: interrupted at iteration {trainer.iteration}", file=sys.stderr)
+        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C stops the saving
+            written = ""
+            if args.checkpoint is not None and _write_output("--checkpoint", args.checkpoint,
+                                                             trainer.save):
+                written = f"; checkpoint written to {args.checkpoint}"
+            print(f"cfrkit: interrupted at iteration {trainer.iteration}{written}",
+                  file=sys.stderr)
         return EXIT_INTERRUPTED
     # the run's own wall time (training and checks); loading or compiling the kernels, which
     # solve() does before its clock starts, is not part of it
     seconds = float(record.seconds[-1])
-    if args.checkpoint is not None:
-        trainer.save(args.checkpoint)
+    # the checkpoint first, the costly output: nothing after it (evaluating) may lose it
+    written = args.checkpoint is None or _write_output("--checkpoint", args.checkpoint,
+                                                       trainer.save)
     policy = trainer.average_policy()
     result = evaluate(compiled, policy, threads=args.threads)
     print(policy.format_table())
@@ -498,9 +554,9 @@ def _solve(args) -> int:
           f"({stopped}) in {_duration(seconds)}")
     print(result)
     if args.policy_out is not None:
-        policy.save(args.policy_out)
+        written &= _write_output("--policy-out", args.policy_out, policy.save)
     if args.json is not None:
-        _write_json(args.json, {
+        written &= _write_output("--json", args.json, lambda path: _write_json(path, {
             "game": args.game,
             "game_repr": repr(compiled.game),
             "trainer": type(trainer).__name__,
@@ -513,12 +569,13 @@ def _solve(args) -> int:
             "player_improvements": [float(v) for v in result.player_improvements],
             "stopped": record.stopped,
             "history": record.to_dict(),
-        })
+        }))
     if args.plot is not None:
         from . import plot
 
-        plot.convergence(record).savefig(args.plot)
-    return 0
+        written &= _write_output("--plot", args.plot,
+                                 lambda path: plot.convergence(record).savefig(path))
+    return 0 if written else EXIT_FAILED
 
 
 def _duration(seconds: float) -> str:
@@ -565,7 +622,7 @@ def _trainer(args, compiled):
 
 
 def _evaluate(args) -> int:
-    compiled = compile_game(parse_game(args.game, cache_dir=args.cache_dir))
+    compiled = _compiled(args.game, args.cache_dir)
     try:
         policy = load_policy(args.policy, compiled)
     except ValueError as exc:
@@ -587,11 +644,7 @@ def _sweep(args) -> int:
     except ImportError:
         raise UsageError("sweep needs Ray and pyarrow: pip install cfrkit[ray]") from None
     if args.plot is not None:
-        _check_output(args.plot, "--plot")
-        try:
-            from . import plot  # noqa: F401 - fail before the runs, not after
-        except ImportError as exc:
-            raise UsageError(f"--plot: {exc}") from None
+        _check_plot(args.plot)
     if args.target is None and args.max_iterations is None and args.time_limit is None:
         raise UsageError("sweep needs a stopping rule: --target, --max-iterations or --time-limit")
     params: dict[str, dict[str, list]] = {}
@@ -606,13 +659,19 @@ def _sweep(args) -> int:
         )
     except ValueError as exc:  # a bad grid, found before anything ran
         raise UsageError(str(exc)) from None
+    except ConnectionError as exc:  # no Ray cluster there
+        where = (f"--address {args.address}" if args.address is not None
+                 else f"RAY_ADDRESS={os.environ.get('RAY_ADDRESS', '')}")
+        raise UsageError(f"{where}: {_first_sentence(exc)}") from None
     print(_sweep_summary(table))
     csv, parquet = (os.path.abspath(p) for p in _sweep_files(args.output))
     print(f"\ntable: {csv} and {parquet}")
     if args.plot is not None:
         from . import plot
 
-        plot.sweep(table).savefig(args.plot)
+        # the table is written: a plot that fails (no successful run) only sets the status
+        if not _write_output("--plot", args.plot, lambda path: plot.sweep(table).savefig(path)):
+            return EXIT_FAILED
     return 0
 
 
@@ -688,7 +747,8 @@ def _quiet(quiet: bool) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (0, 2 for bad usage, 130 on Ctrl-C)."""
+    """Run the command line; return the exit status (0; 1 if an output could not be written
+    after the work; 2 for bad usage; 130 on Ctrl-C)."""
     try:
         args = build_parser().parse_args(argv)
         command = {"games": lambda a: _games(), "solve": _solve, "evaluate": _evaluate,

@@ -17,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -38,9 +39,10 @@ try:
 except ImportError as exc:
     raise ImportError(_INSTALL_HINT) from exc
 
+from ._text import short_repr
 from .policy import Policy
 from .record import SolveRecord
-from .sweeps import _setting_label
+from .sweeps import _plain, _setting_label, load_sweep
 
 __all__ = ["convergence", "strategy", "sweep"]
 
@@ -175,6 +177,7 @@ def convergence(
                 linewidth=1.5,
                 label=name,
             )
+        _fit_limits(axis)
         _log_axes(axis, panel, metric)
         heading = f"{_METRIC_NAMES[metric]} vs {_X_TITLES[panel]}"
         if len(panels) == 1 and title is not None:
@@ -468,16 +471,19 @@ def sweep(
     """Plot a sweep's convergence: one row of panels per game, one line per trainer setting.
 
     Runs that differ only in their seed form one group, drawn as their median (bold) with the
-    range of the seeds shaded and each seed faint behind. The median and range are taken of
-    log-log interpolations of the runs on a common grid spanning where every run of the group
-    has checks (the checks of sampled runs fall at different iterations); a group of one run
-    is drawn as that run. Failed runs (``status="error"``) are left out.
+    range of the seeds shaded and each seed faint behind (runs of one setting under different
+    stopping rules, from several sweeps into one output, are separate groups). The median and
+    range are taken of log-log interpolations of the runs on a common grid spanning where
+    every run of the group has checks (the checks of sampled runs fall at different
+    iterations); a group of one run is drawn as that run. Failed runs (``status="error"``)
+    are left out.
 
     Parameters
     ----------
-    table : pyarrow.Table or sequence of dict
+    table : pyarrow.Table, sequence of dict, str or os.PathLike
         What :func:`cfrkit.sweep` returned or :func:`cfrkit.load_sweep` read (anything with
-        ``to_pylist()``), or its rows as dicts.
+        ``to_pylist()``), its rows as dicts, or a path :func:`cfrkit.load_sweep` reads (the
+        ``output`` of a sweep).
     x : {"both", "iterations", "seconds"}
         The horizontal axis: iterations, the runs' wall-clock seconds, or a panel of each.
     metric : {"nash_conv", "exploitability"}
@@ -492,12 +498,15 @@ def sweep(
     -------
     matplotlib.figure.Figure
         One row of panels per game, in the table's order; each panel's lines are labelled
-        ``"TRAINER PARAM=VALUE ..."``, with the number of seeds when there are several.
+        ``"TRAINER PARAM=VALUE ..."``, with the stopping rule when the panel's lines differ in
+        it, and the number of seeds when there are several.
 
     Raises
     ------
     ValueError
         For an unknown ``x`` or ``metric``, or a table with no successful run.
+    TypeError
+        If ``table`` is none of the above.
 
     Examples
     --------
@@ -506,14 +515,15 @@ def sweep(
     >>> cfrkit.plot.sweep(table).savefig("sweep.png")  # doctest: +SKIP
     """
     _check_options(x, metric, floor)
-    rows = table.to_pylist() if hasattr(table, "to_pylist") else list(table)
-    # game -> setting label -> run id -> its checks, in the table's order
-    games: dict[str, dict[str, dict[str, list[Mapping]]]] = {}
-    for row in rows:
+    # game -> (setting label, stopping rule) -> run id -> its checks, in the table's order:
+    # only the seeds of one setting and stopping rule are a group
+    games: dict[str, dict[tuple[str, tuple], dict[str, list[Mapping]]]] = {}
+    for row in _sweep_rows(table):
         if row.get("status") != "ok" or row.get("point") is None:
             continue
         setting = _setting_label(row["trainer"], row["params"])
-        games.setdefault(row["game"], {}).setdefault(setting, {}).setdefault(
+        rule = tuple((name, row.get(name)) for name in _STOPPING_RULE)
+        games.setdefault(row["game"], {}).setdefault((setting, rule), {}).setdefault(
             row["run_id"], []).append(row)
     if not games:
         raise ValueError("the table has no successful run to draw")
@@ -523,17 +533,17 @@ def sweep(
         layout="constrained", squeeze=False,
     )
     for r, (game, settings) in enumerate(games.items()):
+        # the stopping rule is named where it tells the panel's lines apart
+        several = len({rule for _, rule in settings}) > 1
+        labels = [f"{setting} [{' '.join(f'{k}={_plain(v)}' for k, v in rule if v is not None)}]"
+                  if several else setting for setting, rule in settings]
         for c, panel in enumerate(panels):
             axis = grid[r][c]
-            for i, (setting, runs) in enumerate(settings.items()):
+            for i, (label, runs) in enumerate(zip(labels, settings.values())):
                 curves = [_sweep_curve(game, checks, panel, metric, floor) for checks in runs.values()]
-                _draw_group(axis, curves, setting, f"C{i % 10}",
+                _draw_group(axis, curves, label, f"C{i % 10}",
                             _LINESTYLES[(i // 10) % len(_LINESTYLES)])
-            drawn = [np.asarray(line.get_ydata(), dtype=np.float64) for line in axis.get_lines()]
-            drawn = np.concatenate(drawn) if drawn else np.ones(1)
-            if drawn.size and drawn.max() <= drawn.min() * (1 + 1e-9):  # exp(log(y)) rounds
-                # every run at one value (all solved exactly, at the floor): a decade around it
-                axis.set_ylim(drawn.min() / 10, drawn.max() * 10)
+            _fit_limits(axis)
             _log_axes(axis, panel, metric)
             # a long game name goes on a line of its own rather than past the panel
             joint = ": " if len(game) <= 24 else "\n"
@@ -542,6 +552,21 @@ def sweep(
     if title:
         fig.suptitle(title)
     return fig
+
+
+def _sweep_rows(table: Any) -> list[Mapping]:
+    """The rows of :func:`sweep`'s ``table`` argument, or TypeError."""
+    if isinstance(table, (str, os.PathLike)):
+        table = load_sweep(table)
+    if hasattr(table, "to_pylist"):
+        table = table.to_pylist()
+    rows = None
+    if isinstance(table, Iterable) and not isinstance(table, (bytes, Mapping)):
+        rows = list(table)
+    if rows is None or not all(isinstance(row, Mapping) for row in rows):
+        raise TypeError(f"table must be a sweep's table, its rows as dicts or the path of one, "
+                        f"got {short_repr(table)}")
+    return rows
 
 
 def _sweep_curve(game: str, checks: Iterable[Mapping], panel: str, metric: str,
@@ -561,6 +586,7 @@ def _sweep_curve(game: str, checks: Iterable[Mapping], panel: str, metric: str,
 
 
 _GRID_POINTS = 200  # the common grid a group's median is taken on
+_STOPPING_RULE = ("target_nash_conv", "max_iterations", "time_limit")  # the table's columns
 
 
 def _draw_group(axis: Axes, curves: list[tuple[np.ndarray, np.ndarray]], label: str,
@@ -588,6 +614,19 @@ def _draw_group(axis: Axes, curves: list[tuple[np.ndarray, np.ndarray]], label: 
                       alpha=0.18, linewidth=0)
     axis.plot(common, np.exp(np.median(logs, axis=0)), color=color, linestyle=linestyle,
               linewidth=1.8, label=label)
+
+
+def _fit_limits(axis: Axes) -> None:
+    """Set the limits log axes cannot find themselves: a decade around the one value every
+    point has (all runs solved exactly, at the floor), or 1 to 10 both ways for lines without
+    a point (every check at x = 0), where matplotlib would refuse to draw the figure."""
+    drawn = [np.asarray(line.get_ydata(), dtype=np.float64) for line in axis.get_lines()]
+    drawn = np.concatenate(drawn) if drawn else np.ones(1)
+    if not drawn.size:
+        axis.set_xlim(1, 10)
+        axis.set_ylim(0.1, 10)
+    elif drawn.max() <= drawn.min() * (1 + 1e-9):  # exp(log(y)) rounds
+        axis.set_ylim(drawn.min() / 10, drawn.max() * 10)
 
 
 def _log_axes(axis, panel: str, metric: str) -> None:

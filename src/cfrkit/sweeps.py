@@ -29,13 +29,13 @@ import os
 import socket
 import sys
 import time
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._files import replacing
 from ._text import short_repr
 from .rules import RegretRule
 from .trainers.base import MAX_SEED
@@ -160,7 +160,8 @@ def _check_value(where: str, value: Any) -> Any:
         return int(value)
     if isinstance(value, (float, np.floating)) and math.isfinite(float(value)):
         return float(value)
-    raise ValueError(f"{where}: values must be numbers, bools, strings or None, got {short_repr(value)}")
+    raise ValueError(f"{where}: values must be finite numbers, bools, strings or None, "
+                     f"got {short_repr(value)}")
 
 
 def _check_rule(where: str, value: Any) -> Any:
@@ -234,12 +235,24 @@ def _run_id(task: Mapping[str, Any]) -> str:
 
     Game name, trainer name, parameters, seed (``None`` for deterministic trainers) and the
     stopping rule, as canonical JSON; 16 hex digits of its SHA-256. The cfrkit version is not
-    part of it, so a sweep resumes across upgrades.
+    part of it, so a sweep resumes across upgrades. Equal parameter values give one id: an
+    integral float is written as the int (``2.0`` as ``2``, as ``--param dcfr:alpha=2`` gives
+    it), which leaves the ids of every other value as they were.
     """
     identity = {key: task[key] for key in ("game", "trainer", "params", "seed",
                                            "target_nash_conv", "max_iterations", "time_limit")}
+    identity["params"] = _canonical(identity["params"])
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` with every integral float as the int it equals, in a rule's dict too."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: _canonical(item) for key, item in value.items()}
+    return value
 
 
 def _grid(games, trainers, params, seeds, limits) -> list[dict]:
@@ -396,7 +409,13 @@ def _output_paths(output: str | os.PathLike) -> tuple[Path, Path]:
     if not isinstance(text, str) or not text:
         raise ValueError(f"output must be a path, got {short_repr(output)}")
     path = Path(text)
-    if text.endswith(("/", os.sep)) or path.is_dir():
+    directory = text.endswith(("/", os.sep)) or path.is_dir()
+    folder = path if directory else path.parent
+    # the nearest existing path on the way must be a folder, to hold or create the files in
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise ValueError(f"output {text}: {existing} is a file, not a folder")
+    if directory:
         path.mkdir(parents=True, exist_ok=True)
         stem = path / "results"
     else:
@@ -454,20 +473,6 @@ def load_sweep(path: str | os.PathLike) -> "pyarrow.Table":
         raise ValueError(f"{path} is not a cfrkit sweep table: {exc}") from None
 
 
-def _write_atomically(path: Path, write) -> None:
-    # a new name beside the file (the rename must not cross file systems), created with the
-    # permissions of any new file (mkstemp's would be 0600)
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
-    os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
 class _Table:
     """The rows of a sweep: those the files held, and the runs finished since.
 
@@ -501,8 +506,10 @@ class _Table:
         pa = _pyarrow()
         table = self.table()
         # Parquet first: it is the file a resumed sweep reads
-        _write_atomically(parquet, lambda p: pa.parquet.write_table(table, p))
-        _write_atomically(csv, lambda p: pa.csv.write_csv(table, p))
+        with replacing(parquet) as temporary:
+            pa.parquet.write_table(table, temporary)
+        with replacing(csv) as temporary:
+            pa.csv.write_csv(table, temporary)
         return table
 
 
@@ -654,8 +661,8 @@ def sweep(
     ------
     ValueError
         For a bad grid (unknown game, trainer or parameter, a parameter value that is not
-        plain, a bad seed), no stopping rule, or an ``output`` in a folder that does not exist
-        or holding a table that is not a sweep's.
+        plain, a bad seed), no stopping rule, or an ``output`` in a folder that does not exist,
+        under a file, or holding a table that is not a sweep's.
     ImportError
         If Ray or pyarrow is not installed (``pip install cfrkit[ray]``).
     KeyboardInterrupt
@@ -779,9 +786,10 @@ def _setting_label(trainer: str, params: str) -> str:
 
 
 def _plain(value: Any) -> str:
+    # 2 and 2.0 read alike, as they are one run (see _run_id)
     if isinstance(value, dict):  # a rule given as RegretRule fields
-        return "(" + ",".join(f"{k}={v}" for k, v in value.items()) + ")"
-    return str(value)
+        return "(" + ",".join(f"{k}={_plain(v)}" for k, v in value.items()) + ")"
+    return str(_canonical(value))
 
 
 def _describe(row: Mapping[str, Any]) -> str:
