@@ -84,6 +84,22 @@ def test_rejects_simultaneous_games_with_a_hint():
     )
 
 
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("kuhn_pokerr", "Unknown game 'kuhn_pokerr'."),  # not the list of every game after it
+        ("kuhn_poker(foo=2)", "Unknown parameter 'foo'."),
+        ("kuhn_poker(players=abc)", "Wrong type for parameter players."),
+    ],
+)
+def test_a_name_openspiel_refuses_is_a_value_error_naming_it(name, reason):
+    with pytest.raises(ValueError) as info:
+        from_openspiel(name)
+    message = str(info.value)
+    assert message.startswith(f"OpenSpiel game {name!r}: {reason}") and "\n" not in message
+    assert isinstance(info.value.__cause__, pyspiel.SpielError)
+
+
 def test_rejects_other_arguments():
     with pytest.raises(TypeError, match="pyspiel.Game"):
         from_openspiel(42)

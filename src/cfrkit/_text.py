@@ -1,8 +1,9 @@
-"""Short text for error messages: a value shown whole when small, cut when not."""
+"""Short text for error messages: a value shown whole when small, cut when not; another
+library's exception by its first line."""
 
 from __future__ import annotations
 
-__all__ = ["short_repr"]
+__all__ = ["first_line", "short_repr"]
 
 
 def short_repr(obj: object, limit: int = 80) -> str:
@@ -19,3 +20,10 @@ def short_repr(obj: object, limit: int = 80) -> str:
         return text
     tail = min(8, limit // 4)
     return f"{text[: limit - tail - 3]}...{text[-tail:]}"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``str(exc)``, or its type's name if that is empty: what is wrong,
+    without the lists and traces C++ libraries and Ray append."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

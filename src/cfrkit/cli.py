@@ -48,7 +48,7 @@ from .trainers import (
     PrunedCFR,
     VanillaCFR,
 )
-from ._text import short_repr
+from ._text import first_line, short_repr
 from .trainers.base import MAX_SEED
 from .tree import compile_game
 
@@ -199,7 +199,7 @@ def _openspiel_game(name: str, cache_dir: str | None = None) -> Game:
         # the walk runs with stderr open: a big game shows its compile progress there
         return from_openspiel(loaded, cache_dir=cache_dir)
     except (RuntimeError, ValueError, TypeError) as exc:
-        raise UsageError(f"OpenSpiel game {name!r}: {_first_sentence(exc)}") from None
+        raise UsageError(f"OpenSpiel game {name!r}: {first_line(exc)}") from None
 
 
 def _load_openspiel(name: str):
@@ -207,22 +207,16 @@ def _load_openspiel(name: str):
     if not name.strip():
         raise UsageError("openspiel: needs a game name, e.g. openspiel:leduc_poker")
     try:
-        import pyspiel
+        import pyspiel  # noqa: F401 - the extra, needed next
 
-        from . import openspiel  # noqa: F401 - the bridge, needed next
+        from .openspiel import _load_game
     except ImportError:
         raise UsageError("OpenSpiel games need the openspiel extra: pip install cfrkit[openspiel]") from None
     try:
         with _silenced_stderr():  # OpenSpiel's C++ prints its own copy of the error
-            return pyspiel.load_game(name)
-    except (RuntimeError, ValueError, TypeError) as exc:
-        raise UsageError(f"OpenSpiel game {name!r}: {_first_sentence(exc)}") from None
-
-
-def _first_sentence(exc: Exception) -> str:
-    # the first sentence says what is wrong (an unknown name lists every game after it)
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return message.split(" Available games")[0]
+            return _load_game(name)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 @contextlib.contextmanager
@@ -662,7 +656,7 @@ def _sweep(args) -> int:
     except ConnectionError as exc:  # no Ray cluster there
         where = (f"--address {args.address}" if args.address is not None
                  else f"RAY_ADDRESS={os.environ.get('RAY_ADDRESS', '')}")
-        raise UsageError(f"{where}: {_first_sentence(exc)}") from None
+        raise UsageError(f"{where}: {first_line(exc)}") from None
     print(_sweep_summary(table))
     csv, parquet = (os.path.abspath(p) for p in _sweep_files(args.output))
     print(f"\ntable: {csv} and {parquet}")

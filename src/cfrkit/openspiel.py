@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .game import Game, GameError, History
-from ._text import short_repr
+from ._text import first_line, short_repr
 from .policy import Policy, check_policy_game
 from .tree import DEFAULT_MAX_NODES, CompiledGame, compile_game
 from .tree.store import cache_path
@@ -323,6 +323,18 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
     walk.created = created
 
 
+def _load_game(name: str) -> Any:
+    """``pyspiel.load_game(name)``; an unknown game or bad parameters are a ``ValueError``
+    naming ``name``, in one line (OpenSpiel's ``SpielError`` goes on with the list of every
+    game)."""
+    pyspiel = _pyspiel()
+    try:
+        return pyspiel.load_game(name)
+    except pyspiel.SpielError as exc:
+        reason = first_line(exc).split(" Available games")[0]
+        raise ValueError(f"OpenSpiel game {name!r}: {reason}") from exc
+
+
 def from_openspiel(
     game_or_name: Any,
     *,
@@ -365,7 +377,8 @@ def from_openspiel(
     ImportError
         If OpenSpiel is not installed.
     ValueError
-        If the game is simultaneous-move (wrap it with ``pyspiel.convert_to_turn_based`` or
+        If OpenSpiel knows no game of that name or refuses its parameters (one line, naming
+        the string), or if the game is simultaneous-move (wrap it with ``pyspiel.convert_to_turn_based`` or
         load it with ``pyspiel.load_game_as_turn_based``), a mean-field game, has sampled
         (not explicit) chance, or provides no information-state strings.
     cfrkit.GameError
@@ -376,7 +389,7 @@ def from_openspiel(
     if isinstance(game_or_name, OpenSpielGame):
         return game_or_name
     if isinstance(game_or_name, str):
-        game = pyspiel.load_game(game_or_name)
+        game = _load_game(game_or_name)
     elif isinstance(game_or_name, pyspiel.Game):
         game = game_or_name
     else:
