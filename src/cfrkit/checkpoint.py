@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._files import replacing
+from ._kernels.regret_pruning import CLOSING, NONE, OPEN, OPENING
 from ._npz import DAMAGED_ZIP, load_npz
 from ._text import short_repr
 from .game import Game
@@ -142,8 +143,8 @@ def load_trainer(
         format version, was made for another game, needs ``rule=`` (or was saved with another
         rule than the one given), holds arrays no run could have left (a strategy that is not a
         distribution, chance probabilities other than the game's, lists or counts out of range),
-        or claims an iteration past the trainer's limit (:data:`cfrkit.limits.MAX_ITERATIONS`, or its rule's; see
-        :meth:`Trainer.iterate <cfrkit.trainers.Trainer.iterate>`).
+        or claims an iteration past the trainer's limit (:data:`cfrkit.limits.MAX_ITERATIONS`,
+        or its rule's; see :meth:`Trainer.iterate <cfrkit.trainers.Trainer.iterate>`).
     ValueError
         ``threads`` is not a positive integer up to ``numba.config.NUMBA_NUM_THREADS``, or is
         given for a trainer that runs on one core (pruned CFR,
@@ -368,9 +369,6 @@ def _fill(name: str, prefix: str, target: NamedTuple, fields, arrays) -> None:
         fresh[...] = saved
 
 
-# regret-based pruning's window states (_kernels/regret_pruning.py): a slot waiting in a player's
-# pending list is closing or opening, and every such slot is waiting in its player's list
-_WINDOW_STATES, _WINDOW_MARKED = 4, (2, 3)
 _PROB_SUM_TOLERANCE = 1e-9
 
 
@@ -421,9 +419,10 @@ def _check_state(name: str, trainer, fresh: TrainerState) -> None:
         raise fail("state/predicted_count", "counts infosets of an unused list")
     if len(state.window):  # regret-based pruning
         window = state.window
-        if np.any((window < 0) | (window >= _WINDOW_STATES)):
+        if not np.all(np.isin(window, (NONE, OPEN, CLOSING, OPENING))):
             raise fail("state/window", "holds unknown window states")
-        marked = np.isin(window, _WINDOW_MARKED)
+        # a slot waits in its player's pending list exactly while its window closes or opens
+        marked = np.isin(window, (CLOSING, OPENING))
         slot_owner = tree.infoset_player[tree.slot_infoset]
         for player in range(tree.num_players):
             count = int(state.pending_count[player])
