@@ -378,9 +378,10 @@ def from_openspiel(
         If OpenSpiel is not installed.
     ValueError
         If OpenSpiel knows no game of that name or refuses its parameters (one line, naming
-        the string), or if the game is simultaneous-move (wrap it with ``pyspiel.convert_to_turn_based`` or
-        load it with ``pyspiel.load_game_as_turn_based``), a mean-field game, has sampled
-        (not explicit) chance, or provides no information-state strings.
+        the string), or if the game is simultaneous-move (wrap it with
+        ``pyspiel.convert_to_turn_based`` or load it with ``pyspiel.load_game_as_turn_based``),
+        a mean-field game, has sampled (not explicit) chance, or provides no information-state
+        strings.
     cfrkit.GameError
         If the game breaks a rule cfrkit checks, e.g. imperfect recall, or is larger than
         ``max_nodes``.
