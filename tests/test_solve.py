@@ -85,14 +85,43 @@ def test_callback_sees_every_check_and_can_stop():
     seen = []
 
     def callback(trainer, record):
-        seen.append((trainer.iteration, len(record.iterations)))
+        seen.append((trainer.iteration, len(record.iterations), record.stopped))
         return trainer.iteration >= 40
 
     trainer = cfrkit.CFRPlus(KuhnPoker())
     record = trainer.solve(max_iterations=10_000, callback=callback)
     assert record.stopped == "callback"
-    assert seen[-1][0] >= 40 and all(b > a for (a, _), (b, _) in zip(seen, seen[1:]))
-    assert [n for _, n in seen] == list(range(2, len(seen) + 2))  # the record grows by one
+    assert seen[0][0] == 0  # the check before the first iteration too
+    assert seen[-1][0] >= 40 and all(b > a for (a, *_), (b, *_) in zip(seen, seen[1:]))
+    assert [n for _, n, _ in seen] == list(range(1, len(seen) + 1))  # the record grows by one
+    assert {stopped for *_, stopped in seen} == {"running"}
+
+
+def test_callback_sees_the_last_check_and_why_the_run_ended():
+    # a callback that logs sees the result: the last check, with its reason
+    seen = []
+    record = cfrkit.CFRPlus(KuhnPoker()).solve(
+        max_iterations=5, callback=lambda trainer, r: seen.append((r.iterations.tolist(), r.stopped)))
+    assert seen[-1] == (record.iterations.tolist(), "max_iterations")
+    assert [stopped for _, stopped in seen[:-1]] == ["running"] * (len(seen) - 1)
+    # returning True at the last check changes nothing: the run has ended already
+    record = cfrkit.CFRPlus(KuhnPoker()).solve(max_iterations=5, callback=lambda t, r: True)
+    assert record.stopped == "callback" and record.iterations.tolist() == [0]
+    record = cfrkit.CFRPlus(KuhnPoker()).solve(target_nash_conv=10.0, callback=lambda t, r: True)
+    assert record.stopped == "target"
+
+
+def test_a_continued_run_sizes_its_first_chunk_from_its_earlier_iterations():
+    # not one iteration, then a check (an evaluation for 0.1% more iterations): the first new
+    # check comes as later ones do, by the visits per iteration the trainer has shown
+    trainer = cfrkit.CFRPlus(LeducPoker()).iterate(1000)
+    iterations = trainer.solve(max_iterations=1000).iterations
+    assert iterations[0] == 1000 and iterations[1] >= 1100
+    fresh = cfrkit.CFRPlus(LeducPoker()).solve(max_iterations=2000).iterations
+    assert fresh[:2].tolist() == [0, 1]  # a fresh trainer has no visits to go by
+    # a time limit needs an iteration's time first, continued or not
+    timed = cfrkit.CFRPlus(LeducPoker()).iterate(1000).solve(time_limit=0.5).iterations
+    assert timed[:2].tolist() == [1000, 1001]
 
 
 @pytest.mark.parametrize("traversal", sorted(TRAVERSALS))

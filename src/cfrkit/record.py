@@ -33,7 +33,7 @@ class SolveRecord:
         ``nash_conv / 2`` in two-player zero-sum games, else ``None``.
     stopped : str
         Why the run ended: ``"target"``, ``"max_iterations"``, ``"time_limit"`` or
-        ``"callback"``.
+        ``"callback"``; ``"running"`` in the records a ``callback`` sees before the last check.
     evaluation_seconds : float
         Seconds spent evaluating (the rest of ``seconds[-1]`` is training).
     """

@@ -249,7 +249,9 @@ class Trainer(abc.ABC):
         node-visits, so evaluation is about a tenth of the work
         (:attr:`SolveRecord.evaluation_seconds` reports its time) and the same trainer, game
         and seed stop at the same iteration anywhere. The policy is also checked before the
-        first iteration, so a target already met stops at once.
+        first iteration, so a target already met stops at once; a fresh trainer (or a time
+        limit, which needs an iteration's time) checks again after one iteration, a continued
+        one sizes its first chunk from the node-visits of its earlier iterations.
 
         Parameters
         ----------
@@ -266,8 +268,9 @@ class Trainer(abc.ABC):
         progress : bool, optional
             Show a progress bar (tqdm, on stderr) with the iteration, NashConv and rate.
         callback : callable, optional
-            ``callback(trainer, record)`` after each check, with the record so far; returning
-            True stops the run.
+            ``callback(trainer, record)`` after each check, the one before the first iteration
+            and the last included, with the record so far (its ``stopped`` is ``"running"``
+            until the last check); returning True stops the run.
 
         Returns
         -------
@@ -311,11 +314,15 @@ class Trainer(abc.ABC):
                             _progress_bar(type(self).__name__, max_iterations) if progress else None)
             try:
                 run.check()
-                while run.stopped is None:
+                while True:
+                    # every check, the first and the last too; after the last, its answer is moot
+                    if callback is not None and callback(self, run.record()) \
+                            and run.stopped is None:
+                        run.stopped = "callback"
+                    if run.stopped is not None:
+                        break
                     run.train(run.next_chunk())
                     run.check()
-                    if run.stopped is None and callback is not None and callback(self, run.record()):
-                        run.stopped = "callback"
             finally:
                 if run.bar is not None:
                     run.bar.close()
@@ -540,10 +547,14 @@ class _SolveRun:
 
     def next_chunk(self) -> int:
         done = self.done()
-        if done == 0:
-            chunk = 1  # the cost of an iteration is not known yet
+        iteration = self.trainer.iteration
+        if done == 0 and (iteration == 0 or self.time_limit is not None):
+            chunk = 1  # the cost of an iteration (in visits, or in seconds) is not known yet
         else:
-            visits = max(self.trainer.nodes_touched - self.first_touched, 1) / done
+            # node-visits per iteration: this run's so far, or a continued trainer's before it
+            touched, count = (self.trainer.nodes_touched - self.first_touched, done) if done \
+                else (self.trainer.nodes_touched, iteration)
+            visits = max(touched, 1) / count
             chunk = max(
                 math.ceil(self._GROWTH * max(self.trainer.iteration, 1)),
                 math.ceil(self._EVALUATIONS_PER_CHECK * self.evaluation_visits / visits),
