@@ -100,6 +100,15 @@ def test_a_name_openspiel_refuses_is_a_value_error_naming_it(name, reason):
     assert isinstance(info.value.__cause__, pyspiel.SpielError)
 
 
+def test_bad_compile_arguments_are_named_as_compile_game_names_them():
+    # from_openspiel looks into the cache before compile_game checks its arguments
+    with pytest.raises(ValueError, match="cache_dir must be a path or None, got 5"):
+        from_openspiel("kuhn_poker", cache_dir=5)
+    # the hint names the argument, not a function the caller did not call
+    with pytest.raises(cfrkit.GameError, match=r"pass a larger max_nodes if this is intended$"):
+        from_openspiel("kuhn_poker", max_nodes=10)
+
+
 def test_rejects_other_arguments():
     with pytest.raises(TypeError, match="pyspiel.Game"):
         from_openspiel(42)

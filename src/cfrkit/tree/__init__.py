@@ -112,8 +112,7 @@ def compile_game(
     if progress is not None and not isinstance(progress, bool):
         raise ValueError(f"progress must be a bool or None, got {progress!r}")
     if cache_dir is not None:
-        if not isinstance(cache_dir, (str, os.PathLike)):
-            raise ValueError(f"cache_dir must be a path or None, got {cache_dir!r}")
+        store.check_cache_dir(cache_dir)
         store.cache_key(game)  # a game without identity: ValueError before any work
 
     def compile() -> CompiledGame:

@@ -562,8 +562,16 @@ def cache_key(game: Game) -> str:
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
 
+def check_cache_dir(cache_dir: object) -> None:
+    """A ValueError unless ``cache_dir`` is a path (every function taking one calls this
+    first, so the message names the argument)."""
+    if not isinstance(cache_dir, (str, os.PathLike)):
+        raise ValueError(f"cache_dir must be a path or None, got {short_repr(cache_dir)}")
+
+
 def cache_path(game: Game, cache_dir: str | os.PathLike[str], key: str | None = None) -> Path:
     """The file in ``cache_dir`` that holds (or would hold) ``game`` compiled."""
+    check_cache_dir(cache_dir)
     key = cache_key(game) if key is None else key
     # a readable head for people looking into the directory; the hash decides
     head = re.sub(r"[^A-Za-z0-9._=-]+", "_", _identity(game, required=True))[:80].strip("_.")

@@ -520,8 +520,8 @@ class Walk:
         if created > self.max_nodes:
             raise GameError(
                 f"{self.game_text}: the tree has more than max_nodes={self.max_nodes} nodes "
-                f"(reached below history {self.path_text(node)}); pass a larger max_nodes to "
-                "compile_game() if this is intended"
+                f"(reached below history {self.path_text(node)}); pass a larger max_nodes "
+                "if this is intended"
             )
         self.progress.tick(created)
         over = self.guard.over(created)
