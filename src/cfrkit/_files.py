@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["replacing"]
+__all__ = ["file_in_the_way", "replacing"]
 
 
 @contextlib.contextmanager
@@ -48,3 +48,11 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def file_in_the_way(folder: str | os.PathLike[str]) -> Path | None:
+    """The nearest existing path at or above ``folder`` if it is a file (so ``folder`` can be
+    neither used nor created), else ``None``."""
+    folder = Path(os.path.abspath(folder))
+    existing = next(p for p in (folder, *folder.parents) if p.exists())  # "/" always does
+    return None if existing.is_dir() else existing

@@ -48,6 +48,7 @@ from .trainers import (
     PrunedCFR,
     VanillaCFR,
 )
+from ._files import file_in_the_way
 from ._text import first_line, short_repr
 from .trainers.base import MAX_SEED
 from .tree import compile_game
@@ -457,11 +458,9 @@ def _check_output(path: str | None, option: str) -> None:
         raise UsageError(f"{option} {path!r}: needs a file name")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        above = folder
-        while not os.path.exists(above):  # the nearest existing path: a file in the way?
-            above = os.path.dirname(above)
-        if not os.path.isdir(above):
-            raise UsageError(f"{option} {path}: {above} is a file, not a folder")
+        blocking = file_in_the_way(folder)
+        if blocking is not None:
+            raise UsageError(f"{option} {path}: {blocking} is a file, not a folder")
         raise UsageError(f"{option} {path}: folder {folder} does not exist")
     try:  # a file that vanishes: os.access says yes to root even where none can be made (/proc)
         with tempfile.TemporaryFile(dir=folder):

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._files import replacing
+from ._files import file_in_the_way, replacing
 from ._text import short_repr
 from .rules import RegretRule
 from .trainers.base import MAX_SEED
@@ -411,10 +411,9 @@ def _output_paths(output: str | os.PathLike) -> tuple[Path, Path]:
     path = Path(text)
     directory = text.endswith(("/", os.sep)) or path.is_dir()
     folder = path if directory else path.parent
-    # the nearest existing path on the way must be a folder, to hold or create the files in
-    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
-    if existing is not None and not existing.is_dir():
-        raise ValueError(f"output {text}: {existing} is a file, not a folder")
+    blocking = file_in_the_way(folder)
+    if blocking is not None:
+        raise ValueError(f"output {text}: {blocking} is a file, not a folder")
     if directory:
         path.mkdir(parents=True, exist_ok=True)
         stem = path / "results"

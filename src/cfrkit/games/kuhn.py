@@ -165,18 +165,11 @@ class KuhnPoker(Game):
                 f" with max_bets={max_bets}, deal={deal!r} (more players play Kuhn's one-bet game"
                 " on a deck only)"
             )
-        # one chance node deals every hand: too many are refused before any is listed, and at
-        # once (players=10**9)
-        if deal == "independent":
-            ranks = len(INDEPENDENT_CARDS)
-            count, formula = ranks**players, f"{ranks}**{players}"
-        else:  # (players + 1)!, but no further than 170!, which is past any limit
-            count, formula = math.factorial(min(players + 1, 170)), f"{players + 1}!"
-        if count > DEFAULT_MAX_NODES:
-            value = f" = {count:.3g}" if players + 1 <= 170 else ""
+        if players > MAX_PLAYERS:  # refused before any hand is listed (players=10**9 too)
+            value = f" = {math.factorial(players + 1):.3g}" if players < 170 else ""
             raise ValueError(
                 f"players must be at most {MAX_PLAYERS}, got {players}: the deal alone has "
-                f"{formula}{value} outcomes, over compile_game's limit of "
+                f"{players + 1}!{value} outcomes, over compile_game's limit of "
                 f"{DEFAULT_MAX_NODES:,} nodes"
             )
         self.num_players = players
