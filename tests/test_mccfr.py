@@ -315,7 +315,7 @@ def test_unstable_rules_are_refused_with_the_reason(cls, rule):
     assert cls.__name__ in str(info.value) and "RegretRule.linear()" in str(info.value)
 
 
-@pytest.mark.parametrize("bad", [0, 0.0, -0.1, 1.5, math.nan, math.inf, "0.6", True, None])
+@pytest.mark.parametrize("bad", [0, 0.0, -0.1, 1.5, math.nan, math.inf, 10**400, "0.6", True, None])
 def test_exploration_must_lie_in_0_1(bad):
     with pytest.raises(ValueError, match=r"exploration must be a number in \(0, 1\]"):
         OutcomeSamplingCFR(KuhnPoker(), exploration=bad)

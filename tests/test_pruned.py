@@ -241,9 +241,9 @@ def test_threshold_pruning_on_leduc_stays_close_to_vanilla():
     assert rough.nodes_touched < 0.5 * vanilla.nodes_touched
 
 
-@pytest.mark.parametrize("bad", [-0.1, 1.0, float("nan"), "0.1", True])
+@pytest.mark.parametrize("bad", [-0.1, 1.0, float("nan"), 10**400, -(10**400), "0.1", True])
 def test_threshold_is_checked(bad):
-    with pytest.raises(ValueError, match="threshold"):
+    with pytest.raises(ValueError, match=r"threshold must be a number in \[0, 1\)"):
         PrunedCFR(KuhnPoker(), threshold=bad)
 
 

@@ -382,7 +382,7 @@ def test_kernel_releases_the_gil():
 # -- arguments -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("explore", [-0.01, 1.01, math.nan, math.inf, "0.1", None, True, [0.1]])
+@pytest.mark.parametrize("explore", [-0.01, 1.01, math.nan, math.inf, 10**400, "0.1", None, True, [0.1]])
 def test_bad_explore(explore):
     with pytest.raises(ValueError, match="explore"):
         cfrkit.ResultTableLearner(KuhnPoker(), explore=explore)

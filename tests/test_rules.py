@@ -244,6 +244,8 @@ def test_linear_cfr_regrets_are_the_linearly_weighted_sum():
         (dict(alpha="1.5"), "alpha must be a real number or None"),
         (dict(alpha=math.nan), "alpha must be finite"),
         (dict(beta=math.inf), "beta must be finite"),
+        (dict(alpha=10**400), "alpha must be finite"),  # an int past float64: not OverflowError
+        (dict(gamma=-(10**400)), "gamma must be finite"),
         (dict(gamma=-1.0), "gamma must be >= 0"),
         (dict(gamma=None), "gamma must be a real number"),
         (dict(floor=True, beta=0.0), "beta has no effect with floor=True"),

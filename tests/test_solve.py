@@ -144,6 +144,7 @@ def test_progress_bar_on_stderr(capsys):
         ({"target_nash_conv": 0}, "target_nash_conv must be a positive number"),
         ({"target_nash_conv": float("nan")}, "target_nash_conv must be a positive number"),
         ({"time_limit": -1}, "time_limit must be a positive number"),
+        ({"time_limit": 10**400}, "time_limit must be a positive number"),
         ({"max_iterations": -3}, "max_iterations must be a non-negative integer"),
         ({"max_iterations": 2.5}, "max_iterations must be a non-negative integer"),
         ({"max_iterations": 5, "progress": "yes"}, "progress must be a bool"),

@@ -361,6 +361,8 @@ def test_bad_grids_are_refused_before_anything_runs(tmp_path):
          "values must be finite numbers"),
         (dict(games="kuhn", trainers="chance-sampled", seeds=[-1], **limits), "seeds must be"),
         (dict(games="kuhn", trainers="cfr+"), "needs a stopping rule"),
+        (dict(games="kuhn", trainers="cfr+", time_limit=10**400),
+         "time_limit must be a positive number"),
         (dict(games="kuhn", trainers="cfr+", max_iterations=5, address="auto", num_cpus=2),
          "num_cpus applies to a local Ray instance only"),
         (dict(games="kuhn", trainers="cfr+", max_iterations=5,

@@ -7,7 +7,6 @@ documents them and where they differ from the post.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Hashable, Mapping
 
@@ -17,6 +16,7 @@ from ._interrupt import Blocks, interruptible
 from ._kernels.random import seed_state
 from ._kernels.result_table import run_result_table
 from ._notice import first_call
+from ._numbers import real_value
 from ._text import short_repr
 from .game import Game, InfoSet
 from .policy import Policy
@@ -111,11 +111,10 @@ class ResultTableLearner:
     def __init__(
         self, game: Game | CompiledGame, *, explore: float = 0.01, seed: int | None = None
     ) -> None:
-        if isinstance(explore, (bool, np.bool_)) or not isinstance(
-            explore, (int, float, np.integer, np.floating)
-        ) or not (math.isfinite(float(explore)) and 0.0 <= float(explore) <= 1.0):
+        number = real_value(explore)
+        if number is None or not 0.0 <= number <= 1.0:
             raise ValueError(f"explore must be a number in [0, 1], got {short_repr(explore)}")
-        self._explore = float(explore)
+        self._explore = number
         self._seed = check_seed(seed)
         self.game: CompiledGame = compile_game(game)
         tree = self.game.tree

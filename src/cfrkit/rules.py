@@ -57,6 +57,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._numbers import real_value
+from ._text import short_repr
 from .limits import MAX_ITERATIONS
 
 __all__ = ["RegretRule"]
@@ -79,15 +81,15 @@ def _exponent(name: str, value: object, *, optional: bool, minimum: float | None
     """``value`` as a float, or a ValueError naming the argument."""
     if value is None and optional:
         return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+    number = real_value(value)
+    if number is None:
         kind = "a real number or None" if optional else "a real number"
-        raise ValueError(f"{name} must be {kind}, got {value!r}")
-    number = float(value)
+        raise ValueError(f"{name} must be {kind}, got {short_repr(value)}")
     if not math.isfinite(number):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, got {short_repr(value)}")
     if minimum is not None and number < minimum:
-        raise ValueError(f"{name} must be >= {minimum:g}, got {value!r}")
-    return number
+        raise ValueError(f"{name} must be >= {minimum:g}, got {short_repr(value)}")
+    return number + 0.0  # -0.0 is 0.0: it would show in the rule's repr and files
 
 
 def _discount(t: np.ndarray, exponent: float | None) -> np.ndarray:
@@ -324,5 +326,6 @@ def iteration_limit(rule: RegretRule) -> tuple[int, str]:
             cap = max(1, math.floor(2.0**log2_cap))
             if cap < limit:
                 limit = cap
-                reason = f"with {parameter} a trainer runs at most {cap} iterations in all ({beyond} beyond)"
+                noun = "iteration" if cap == 1 else "iterations"
+                reason = f"with {parameter} a trainer runs at most {cap} {noun} in all ({beyond} beyond)"
     return limit, reason

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._files import file_in_the_way, replacing
+from ._numbers import real_value
 from ._text import short_repr
 from .rules import RegretRule
 from .trainers.base import MAX_SEED
@@ -224,10 +225,10 @@ def _check_limit(name: str, value: Any, *, integer: bool = False) -> Any:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
             raise ValueError(f"{name} must be a non-negative integer, got {short_repr(value)}")
         return int(value)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not (math.isfinite(float(value)) and value > 0):
+    number = real_value(value)
+    if number is None or not (math.isfinite(number) and number > 0.0):
         raise ValueError(f"{name} must be a positive number, got {short_repr(value)}")
-    return float(value)
+    return number
 
 
 def _run_id(task: Mapping[str, Any]) -> str:

@@ -21,6 +21,7 @@ from .. import _threads
 from .._interrupt import Blocks, interruptible
 from .._kernels.update import synced_regrets
 from .._notice import first_call
+from .._numbers import real_value
 from .._text import short_repr
 from ..game import Game, InfoSet
 from ..evaluation import evaluate, warm_up_evaluation
@@ -481,11 +482,9 @@ def _optional_positive(name: str, value: object) -> float | None:
     """``value`` as a positive finite float, ``None`` as it is, else a ValueError."""
     if value is None:
         return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    number = float(value)
-    if not (math.isfinite(number) and number > 0.0):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    number = real_value(value)
+    if number is None or not (math.isfinite(number) and number > 0.0):
+        raise ValueError(f"{name} must be a positive number, got {short_repr(value)}")
     return number
 
 

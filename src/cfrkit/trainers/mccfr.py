@@ -3,7 +3,6 @@ streams every Monte Carlo trainer takes."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -18,6 +17,7 @@ from .._kernels.mccfr import (
     run_outcome_streams,
 )
 from .._kernels.random import seed_state, stream_states
+from .._numbers import real_value
 from .._text import short_repr
 from ..game import Game
 from ..policy import Policy
@@ -316,11 +316,10 @@ class OutcomeSamplingCFR(_ActionSampling):
         samples: int = 1,
         threads: int | None = None,
     ) -> None:
-        if isinstance(exploration, (bool, np.bool_)) or not isinstance(
-            exploration, (int, float, np.integer, np.floating)
-        ) or not (0.0 < float(exploration) <= 1.0 and math.isfinite(float(exploration))):
+        number = real_value(exploration)
+        if number is None or not 0.0 < number <= 1.0:
             raise ValueError(f"exploration must be a number in (0, 1], got {short_repr(exploration)}")
-        self._exploration = float(exploration)
+        self._exploration = number
         super().__init__(game, seed=seed, rule=rule, alternating=alternating, fixed=fixed,
                          streams=streams, samples=samples, threads=threads)
 

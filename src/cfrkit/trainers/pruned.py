@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import numpy as np
 
 from .._kernels.drivers import run_pruned
+from .._numbers import real_value
+from .._text import short_repr
 from ..game import Game
 from ..policy import Policy
 from ..rules import RegretRule
@@ -81,13 +82,10 @@ class PrunedCFR(Trainer):
     ) -> None:
         if regret_pruning is not None:
             regret_pruning = check_bool("regret_pruning", regret_pruning)
-        if isinstance(threshold, (bool, np.bool_)) or not isinstance(
-            threshold, (int, float, np.integer, np.floating)
-        ):
-            raise ValueError(f"threshold must be a number in [0, 1), got {threshold!r}")
-        if not (math.isfinite(threshold) and 0.0 <= threshold < 1.0):
-            raise ValueError(f"threshold must be in [0, 1), got {threshold!r}")
-        self._threshold = float(threshold)
+        number = real_value(threshold)
+        if number is None or not 0.0 <= number < 1.0:
+            raise ValueError(f"threshold must be a number in [0, 1), got {short_repr(threshold)}")
+        self._threshold = number
         self._requested_pruning = regret_pruning
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
 
