@@ -153,7 +153,9 @@ class RegretRule:
       safe: the discount tends to 1.
 
     A subclass overriding :meth:`schedule` is checked per block instead: discounts in
-    ``[2^-1022, 1]``, weights in ``[0, 2^907]`` (2^53 of them cannot overflow a sum).
+    ``[2^-1022, 1]``, weights in ``[0, 2^907]`` (2^53 of them cannot overflow a sum), and
+    discounts below 1 only if ``alpha`` or ``beta`` is set (any value): that is what tells
+    the pruned and sampled trainers to apply discounts to the infosets they skip.
 
     Examples
     --------
@@ -228,8 +230,16 @@ class RegretRule:
 
     @property
     def is_vanilla(self) -> bool:
-        """Plain sums, no prediction, uniform average: what regret-based pruning needs."""
-        return not (self.floor or self.discounts or self.predictive) and self.gamma == 0.0
+        """Plain sums, no prediction, uniform average: what regret-based pruning needs.
+
+        Never true for a subclass with its own :meth:`schedule`, whose weights may vary from
+        one iteration to the next whatever its fields say.
+        """
+        return (
+            not (self.floor or self.discounts or self.predictive)
+            and self.gamma == 0.0
+            and type(self).schedule is RegretRule.schedule
+        )
 
     def schedule(self, iterations: np.ndarray) -> np.ndarray:
         """The per-iteration factors the kernels apply, one row per iteration.
@@ -282,6 +292,12 @@ def kernel_schedule(rule: RegretRule, first: int, count: int) -> np.ndarray:
         raise ValueError(
             f"{name}.schedule(): discounts must lie in [2**-1022, 1] (use floor=True to reset "
             "negative regrets)"
+        )
+    # pruned and sampled passes discount skipped infosets lazily only for a rule that says so
+    if not rule.discounts and discounts.min() < 1.0:
+        raise ValueError(
+            f"{name}.schedule() discounts the regrets, but alpha and beta are None: set either "
+            "(any value) to mark the rule as discounting"
         )
     # each weight at most 2^907: the strategy sums of 2^53 iterations then stay finite
     if not (weights.min() >= 0.0 and weights.max() <= _MAX_CUSTOM_WEIGHT):
