@@ -250,6 +250,17 @@ def predictive(tmp_path):
     return path
 
 
+@pytest.fixture
+def lazy(tmp_path):
+    """A discounting rule on pruned passes: running products of discounts, and each infoset's
+    stamp of the product at its last update."""
+    trainer = cfrkit.PrunedCFR(KuhnPoker(), rule=RegretRule.discounted()).iterate(9)
+    assert trainer._state.discount_exponent[1, 1] < 0 and len(trainer._state.stamp_scale)
+    path = tmp_path / "lazy.npz"
+    trainer.save(path)
+    return path
+
+
 def _set(key, index, value):
     return lambda m, a: a[key].__setitem__(index, value)
 
@@ -275,6 +286,11 @@ def _set(key, index, value):
         ("pruning", _set("state/pending_count", 0, 1), "player 0's closing and opening"),
         ("pruning", _set("state/pending", (1, 0), 10**6), "player 1's closing and opening"),
         ("pruning", _set("state/accumulations", 0, -3), "'state/accumulations' holds negative"),
+        # lazy discounts: the kernels divide by an infoset's stamp, and scale by the quotient
+        ("lazy", _set("state/stamp_scale", (3, 1), 0.0), "'state/stamp_scale' holds a product"),
+        ("lazy", _set("state/discount_scale", (1, 0), 1.0), "not a frexp mantissa"),
+        ("lazy", _set("state/stamp_exponent", (2, 1), -10**6), "below the current one"),
+        ("lazy", _set("state/discount_exponent", (0, 1), -10**6), "a product of discounts that grew"),
     ],
 )
 def test_states_no_run_could_leave_are_refused(request, tmp_path, fixture, change, message):

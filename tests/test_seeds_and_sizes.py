@@ -23,6 +23,8 @@ from cfrkit.games import KuhnPoker, RockPaperScissors
 from cfrkit.limits import MAX_ITERATIONS
 from cfrkit.rules import iteration_limit
 
+from spec_game import D, SpecGame, T
+
 KUHN = KuhnPoker()
 
 
@@ -126,6 +128,19 @@ def test_a_very_negative_discount_exponent_caps_the_run_before_the_discount_unde
     assert np.all(np.isfinite(trainer.average_policy().table))
     with pytest.raises(ValueError, match=f"{name}=-200"):
         trainer.iterate(1)
+
+
+def test_lazy_discounts_of_an_infoset_skipped_for_millions_of_iterations_stay_finite():
+    # beta=-19 (no cap) multiplies the running product of negative-regret discounts by about
+    # t^-19: past 5.4e6 iterations its exponent is below -2^31, which numba's ldexp (a C int)
+    # wrapped around, turning the never-visited infoset's zero regrets into NaN
+    game = SpecGame(D(0, "root", ("stop", T(0.0, 0.0)),
+                      ("on", D(1, "far", ("x", T(1.0, -1.0)), ("y", T(-1.0, 1.0))))))
+    trainer = PrunedCFR(game, rule=RegretRule(beta=-19.0), regret_pruning=False,
+                        fixed={"root": {"stop": 1.0}}).iterate(5_450_000)
+    assert trainer._state.discount_exponent[1, 1] < -(2**31)
+    assert trainer.cumulative_regrets()["far"] == {"x": 0.0, "y": 0.0}
+    assert np.all(np.isfinite(trainer.iterate(10).average_policy().table))
 
 
 class _Schedule(RegretRule):

@@ -433,6 +433,23 @@ def _check_state(name: str, trainer, fresh: TrainerState) -> None:
                            "and opening windows")
     elif np.any(state.pending_count):
         raise fail("state/pending_count", "counts slots of an unused list")
+    # lazy discounts: running products of discounts <= 1 as frexp pairs, which only shrink;
+    # an infoset's stamp is an earlier product, and the kernels divide by it
+    for array in ("discount_scale", "stamp_scale"):
+        scale = getattr(state, array)
+        if not np.all((scale >= 0.5) & (scale < 1.0)):
+            raise fail(f"state/{array}", "holds a product of discounts that is not a frexp mantissa")
+    exponent, scale = state.discount_exponent[1], state.discount_scale[1]  # the current product
+
+    def not_below_current(earlier_exponent: np.ndarray, earlier_scale: np.ndarray) -> bool:
+        return bool(np.all((earlier_exponent > exponent)
+                           | ((earlier_exponent == exponent) & (earlier_scale >= scale))))
+
+    if not not_below_current(state.discount_exponent[0], state.discount_scale[0]):
+        raise fail("state/discount_exponent", "holds a product of discounts that grew")
+    if not not_below_current(state.stamp_exponent, state.stamp_scale):
+        raise fail("state/stamp_exponent", "holds an infoset's product of discounts below the "
+                   "current one")
     if fresh.rng.any() and not state.rng.any():
         raise fail("state/rng", "is all zeros, a random stream that never changes")
     pool = getattr(trainer, "_pool", None)

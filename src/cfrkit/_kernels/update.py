@@ -131,9 +131,12 @@ def _pending(state, infoset: int, sign: int, row: int) -> float:
     through the current one (a read after the iteration).
     """
     i = uint64(infoset)
+    shift = state.discount_exponent[row, sign] - state.stamp_exponent[i, sign]
+    # numba's ldexp takes a C int, so an int64 shift below -2^31 (about 5e6 iterations of
+    # beta=-19) would wrap around to a huge factor; the ratio of two mantissas is below 2, so
+    # from -1100 on the product is 0 anyway
     return math.ldexp(
-        state.discount_scale[row, sign] / state.stamp_scale[i, sign],
-        state.discount_exponent[row, sign] - state.stamp_exponent[i, sign],
+        state.discount_scale[row, sign] / state.stamp_scale[i, sign], max(shift, -1100)
     )
 
 
