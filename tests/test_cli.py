@@ -219,7 +219,7 @@ def test_a_big_openspiel_game_reports_its_compile_on_stderr(tmp_path):
         (["solve", "kuhn", "--json", ".."], "--json ..: is a directory, not a file"),
         (["solve", "kuhn", "--json", "/proc/r.json"], "--json /proc/r.json: cannot write in /proc"),
         (["solve", "kuhn", "--plot", "conv.txt"], "--plot conv.txt: matplotlib cannot write .txt"),
-        (["solve", "kuhn(players=40)"], "players must be at most 9, got 40: the deal alone has"),
+        (["solve", "kuhn(players=40)"], "players must be at most 6, got 40: the game has more than"),
         (["solve", "kuhn(players=3,players=4)"], "game 'kuhn': players given twice"),
         (["evaluate", "kuhn", "missing.json"], "missing.json"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),

@@ -329,14 +329,15 @@ def test_names():
         (dict(players=4, deal="independent"),
          "players must be 2 when max_bets > 1 or deal='independent', got players=4 with "
          "max_bets=1, deal='independent'"),
-        # the deal alone would pass compile_game's default 20 million nodes: refused before
-        # the (players + 1)! hands are listed (40 players used to exhaust the memory)
-        (dict(players=10),
-         "players must be at most 9, got 10: the deal alone has 11! = 3.99e+07 outcomes, over "
+        # past compile_game's default 20 million nodes: refused at once, before a walk that
+        # would fail after minutes (and before the (players + 1)! hands are listed: 40
+        # players used to exhaust the memory)
+        (dict(players=7),
+         "players must be at most 6, got 7: the game has 36,167,041 histories, over "
          "compile_game's limit of 20,000,000 nodes"),
-        (dict(players=40), "players must be at most 9, got 40: the deal alone has 41! = 3.35e+49"),
-        (dict(players=10**9), "players must be at most 9, got 1000000000: the deal alone has "
-         "1000000001! outcomes"),
+        (dict(players=40), "players must be at most 6, got 40: the game has more than 41! "),
+        (dict(players=10**9), "players must be at most 6, got 1000000000: the game has more "
+         "than 1000000001! histories"),
     ],
 )
 def test_bad_arguments(kwargs, message):
@@ -345,13 +346,18 @@ def test_bad_arguments(kwargs, message):
     assert str(caught.value).startswith(message)
 
 
-def test_the_largest_deck_is_dealt_on_first_use():
-    # nine players fit (10! = 3,628,800 hands); the constructor lists none of them, so naming
-    # the game (cfrkit sweep checks its grid so) is free, and the chance node lists them all
-    from cfrkit.games.kuhn import MAX_PLAYERS
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_the_size_formula_counts_the_compiled_histories(players):
+    from cfrkit.games.kuhn import MAX_PLAYERS, deck_histories
 
-    assert MAX_PLAYERS == 9
-    game = KuhnPoker(players=9)
+    assert cfrkit.compile_game(KuhnPoker(players=players)).num_nodes == deck_histories(players)
+    assert MAX_PLAYERS == 6 and deck_histories(6) == 1_940_401 <= 20_000_000 < deck_histories(7)
+
+
+def test_the_deck_is_dealt_on_first_use():
+    # the constructor lists no hand, so naming the game (cfrkit sweep checks its grid so)
+    # is free, and the chance node lists them all
+    game = KuhnPoker(players=6)
     assert "_deal_outcomes" not in vars(game)
     small = KuhnPoker(players=4)
     outcomes = small.root().chance_outcomes()
@@ -390,7 +396,7 @@ def test_parse_game(spec, text):
         ("kuhn(max_bets=two)", "game 'kuhn': max_bets must be int, got 'two'"),
         ("kuhn(max_bets=0)", "game 'kuhn(max_bets=0)': max_bets must be an int >= 1, got 0"),
         ("kuhn(players=3,deal=independent)", "players must be 2 when max_bets > 1"),
-        ("kuhn(players=40)", "game 'kuhn(players=40)': players must be at most 9, got 40"),
+        ("kuhn(players=40)", "game 'kuhn(players=40)': players must be at most 6, got 40"),
         ("kuhn(players=3, players=4)", "game 'kuhn': players given twice"),
     ],
 )

@@ -372,7 +372,7 @@ def test_bad_grids_are_refused_before_anything_runs(tmp_path):
         (dict(games="kuhn", trainers="cfr+", max_iterations=5, output=tmp_path / "afile" / "x"),
          f"afile/x: {tmp_path}/afile is a file, not a folder"),
         (dict(games="kuhn(players=1000000)", trainers="cfr+", **limits),
-         "players must be at most 9, got 1000000"),
+         "players must be at most 6, got 1000000"),
     ]
     for kwargs, message in cases:
         with pytest.raises(ValueError) as info:

@@ -32,9 +32,22 @@ FOLD, CHECK, CALL, RAISE = "fold", "check", "call", "raise"  # with BET, max_bet
 _LETTER = {FOLD: "f", CHECK: "c", CALL: "c", BET: "r", RAISE: "r"}
 #: card values of the independent deal, lowest first (the blog post's queen, king, ace)
 INDEPENDENT_CARDS = ("Q", "K", "A")
-#: the most players Kuhn's deck deals to: one chance node deals all (players + 1)! ordered
-#: hands, and past compile_game's default node limit that node alone could never compile
-MAX_PLAYERS = max(n for n in range(2, 20) if math.factorial(n + 1) <= DEFAULT_MAX_NODES)
+
+
+def deck_histories(players: int) -> int:
+    """The number of histories of Kuhn's game (one bet, a deck) for ``players`` players.
+
+    The deal, then after each of its ``(players + 1)!`` ordered hands a betting tree of
+    ``n 2^n + 1`` histories: ``n`` passes and the showdown after them, and after a bet by
+    any of the ``n`` players, the others' ``2^(n-1)`` ways to call or fold (``2^n - 1``
+    histories each).
+    """
+    return 1 + math.factorial(players + 1) * (players * 2**players + 1)
+
+
+#: the most players whose game compiles within compile_game's default node limit (6 players:
+#: 1,940,401 histories; 7 players: 36,167,041)
+MAX_PLAYERS = max(n for n in range(2, 20) if deck_histories(n) <= DEFAULT_MAX_NODES)
 
 
 class KuhnPoker(Game):
@@ -43,9 +56,11 @@ class KuhnPoker(Game):
     Parameters
     ----------
     players : int, optional
-        Number of players, 2 (default) to 9: one chance node deals every ordered hand,
-        ``(players + 1)!`` of them, which for 10 players would be more nodes than
-        :func:`cfrkit.compile_game` compiles by default (20 million).
+        Number of players, 2 (default) to 6: the game has ``1 + (n + 1)! (n 2^n + 1)``
+        histories, 1,940,401 for six players and 36,167,041 for seven, more than
+        :func:`cfrkit.compile_game` compiles by default (20 million). OpenSpiel's
+        ``kuhn_poker(players=7)`` is the same game, through
+        :func:`cfrkit.openspiel.from_openspiel` with a larger ``max_nodes``.
     max_bets : int, optional
         Keyword only. The most bets per hand, counting the opening bet and every raise: at
         least 1 (default 1, Kuhn's game: one bet, which the others call or fold). With 2, the
@@ -59,7 +74,7 @@ class KuhnPoker(Game):
     Raises
     ------
     ValueError
-        If ``players`` is not an int from 2 to 9, ``max_bets`` not an int >= 1, ``deal`` not
+        If ``players`` is not an int from 2 to 6, ``max_bets`` not an int >= 1, ``deal`` not
         one of ``"deck"``, ``"independent"``, or if ``players > 2`` is combined with
         ``max_bets > 1`` or ``deal="independent"`` (those variants are defined for two players
         only).
@@ -68,7 +83,7 @@ class KuhnPoker(Game):
     -----
     **The deal.** Each player antes 1; one chance node then deals every player's card at once.
     With ``deal="deck"`` (Kuhn's) the cards are distinct, from J < Q < K (two players),
-    J < Q < K < A (three) or ``"0"`` < ``"1"`` < ... (four to nine), each ordered deal equally
+    J < Q < K < A (three) or ``"0"`` < ``"1"`` < ... (four to six), each ordered deal equally
     likely (6 deals for two players). With ``deal="independent"`` each card is drawn on its own
     from Q < K < A, the nine ordered pairs (``"QQ"``, ``"QK"``, ..., ``"AA"``) each with
     probability 1/9 -- the deal of the result-table post [1]_ ("Each player is dealt an ace
@@ -166,11 +181,10 @@ class KuhnPoker(Game):
                 " on a deck only)"
             )
         if players > MAX_PLAYERS:  # refused before any hand is listed (players=10**9 too)
-            value = f" = {math.factorial(players + 1):.3g}" if players < 170 else ""
+            size = f"{deck_histories(players):,}" if players < 20 else f"more than {players + 1}!"
             raise ValueError(
-                f"players must be at most {MAX_PLAYERS}, got {players}: the deal alone has "
-                f"{players + 1}!{value} outcomes, over compile_game's limit of "
-                f"{DEFAULT_MAX_NODES:,} nodes"
+                f"players must be at most {MAX_PLAYERS}, got {players}: the game has {size} "
+                f"histories, over compile_game's limit of {DEFAULT_MAX_NODES:,} nodes"
             )
         self.num_players = players
         self.max_bets = max_bets
@@ -184,14 +198,14 @@ class KuhnPoker(Game):
         if deal == "independent":
             self.cards = INDEPENDENT_CARDS
         else:
-            # at most 10 cards (MAX_PLAYERS): the labels "0" ... "9" are one character each,
+            # at most 10 cards (MAX_PLAYERS < 10): the labels "0" ... "9" are one character each,
             # so a deal's string reads back unambiguously
             self.cards = tuple("JQKA") if players < 4 else tuple(str(r) for r in range(players + 1))
 
     @cached_property
     def _deal_outcomes(self) -> tuple[tuple[str, float], ...]:
         # listed on first use, not by the constructor: naming a big game (cfrkit sweep checks
-        # its grid this way) costs nothing, and 9 players deal 3.6 million hands
+        # its grid this way) costs nothing
         n = self.num_players
         if self.deal == "independent":
             deals = list(product(range(len(self.cards)), repeat=n))
