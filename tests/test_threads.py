@@ -1,7 +1,8 @@
 """Threads: the parallel kernels give the serial kernels' results bit for bit.
 
 The games here are small, so the parallel kernels are forced on them by lowering the node
-threshold (``_threads.PARALLEL_MIN_NODES``), and the split level of the parallel layout
+threshold (``_threads.PARALLEL_MIN_NODES``, and ``_threads.MIN_PARALLEL_WAVE`` for the best
+response's waves), and the split level of the parallel layout
 (``statics.SPLIT_MIN_NODES``) is varied so that the top, the tasks and the infoset chunks all
 get exercised. Results are compared exactly (``np.array_equal``); the issue's tolerance, 1e-12
 on NashConv, is a weaker statement that these comparisons imply.
@@ -48,6 +49,7 @@ def parallel_everywhere(monkeypatch):
     """Every game runs the parallel kernels when given more than one thread."""
     monkeypatch.setattr(_threads, "PARALLEL_MIN_NODES", 0)
     monkeypatch.setattr(_threads, "EVALUATION_MIN_NODES", 0)
+    monkeypatch.setattr(_threads, "MIN_PARALLEL_WAVE", 0)
 
 
 def state_arrays(trainer) -> list[np.ndarray]:
@@ -130,8 +132,10 @@ def test_threads_change_between_calls(parallel_everywhere):
 def test_random_games(game):
     """Any random game, any split: the parallel kernel's run and evaluation are the serial
     ones."""
-    saved = _threads.PARALLEL_MIN_NODES, _threads.EVALUATION_MIN_NODES, statics.SPLIT_MIN_NODES
+    saved = (_threads.PARALLEL_MIN_NODES, _threads.EVALUATION_MIN_NODES,
+             _threads.MIN_PARALLEL_WAVE, statics.SPLIT_MIN_NODES)
     _threads.PARALLEL_MIN_NODES, _threads.EVALUATION_MIN_NODES = 0, 0
+    _threads.MIN_PARALLEL_WAVE = game.seed % 8  # some waves in parallel, some on one thread
     statics.SPLIT_MIN_NODES = 1 + game.seed % 16
     try:
         compiled = fresh(game)
@@ -144,13 +148,17 @@ def test_random_games(game):
         assert np.array_equal(a.best_response_values, b.best_response_values)
         assert np.array_equal(a.values, b.values)
     finally:
-        _threads.PARALLEL_MIN_NODES, _threads.EVALUATION_MIN_NODES, statics.SPLIT_MIN_NODES = saved
+        (_threads.PARALLEL_MIN_NODES, _threads.EVALUATION_MIN_NODES,
+         _threads.MIN_PARALLEL_WAVE, statics.SPLIT_MIN_NODES) = saved
         cfrkit.compile_game(game)._cache.pop("parallel_layout", None)
 
 
+@pytest.mark.parametrize("min_wave", [0, 40, 10**9])
 @pytest.mark.parametrize("game_name", ["leduc", "kuhn3", "random3"])
-def test_evaluation_same_on_two_threads(parallel_everywhere, game_name):
-    """Every evaluation function, on one thread and on two: equal results."""
+def test_evaluation_same_on_two_threads(parallel_everywhere, monkeypatch, game_name, min_wave):
+    """Every evaluation function, on one thread and on two: equal results (the best response's
+    waves all in parallel, the small ones on the calling thread, all on it)."""
+    monkeypatch.setattr(_threads, "MIN_PARALLEL_WAVE", min_wave)
     compiled = fresh(GAMES[game_name])
     rng = np.random.default_rng(5)
     table = rng.random(compiled.tree.num_action_slots) + 0.01
@@ -173,6 +181,59 @@ def test_evaluation_same_on_two_threads(parallel_everywhere, game_name):
     if compiled.num_players == 2 and compiled.zero_sum:
         assert (cfrkit.exploitability(compiled, policy, threads=TWO)
                 == cfrkit.exploitability(compiled, policy, threads=1))
+
+
+class _Chain(cfrkit.Game):
+    """A deep, narrow game: 3,000 levels of one action, then a choice (a wave per level)."""
+
+    num_players, name = 2, "chain"
+    DEPTH = 3_000
+
+    def root(self):
+        return _Link(0)
+
+
+class _Link(cfrkit.History):
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+
+    def is_terminal(self):
+        return self.depth > _Chain.DEPTH
+
+    def is_chance(self):
+        return False
+
+    def current_player(self):
+        return self.depth % 2
+
+    def actions(self):
+        return ("a", "b") if self.depth == _Chain.DEPTH else ("a",)
+
+    def chance_outcomes(self):
+        return ()
+
+    def child(self, action):
+        return _Link(self.depth + 1 + (action == "b"))
+
+    def infoset_key(self):
+        return str(self.depth)
+
+    def utilities(self):
+        return (1.0, -1.0) if self.depth == _Chain.DEPTH + 1 else (-2.0, 2.0)
+
+
+@pytest.mark.parametrize("min_wave", [0, 512])
+def test_a_deep_narrow_game(monkeypatch, min_wave):
+    """A wave per level: every wave in parallel, or all of them in one call on one thread."""
+    monkeypatch.setattr(_threads, "EVALUATION_MIN_NODES", 0)
+    monkeypatch.setattr(_threads, "MIN_PARALLEL_WAVE", min_wave)
+    compiled = cfrkit.compile_game(_Chain())
+    _, wave_start = cfrkit.evaluation._response_waves(compiled, 0)
+    assert len(wave_start) - 1 > _Chain.DEPTH and np.diff(wave_start).max() < 512
+    policy = cfrkit.Policy.uniform(compiled)
+    # player 0 gains 1.5 by taking "a" (1 instead of the uniform mix's -0.5); player 1 nothing
+    assert cfrkit.nash_conv(compiled, policy, threads=TWO) == 1.5
+    assert cfrkit.best_response(compiled, policy, 0, threads=TWO).policy[str(_Chain.DEPTH)] == "a"
 
 
 def test_concurrent_trainers(parallel_everywhere):

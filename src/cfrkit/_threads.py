@@ -20,7 +20,10 @@ import numpy as np
 
 from ._text import short_repr
 
-__all__ = ["EVALUATION_MIN_NODES", "PARALLEL_MIN_NODES", "check_threads", "parallel_threads", "running", "workers"]
+__all__ = [
+    "EVALUATION_MIN_NODES", "MIN_PARALLEL_WAVE", "PARALLEL_MIN_NODES", "check_threads",
+    "parallel_threads", "running", "workers",
+]
 
 #: Games with fewer nodes than this run the serial full passes whatever ``threads`` says
 #: (benchmarks/threads.py, 2 cores: two threads gain 1.1x at 51,181 nodes, lose 2x at 9,457).
@@ -28,6 +31,10 @@ PARALLEL_MIN_NODES = 50_000
 #: The same for the evaluation kernels, whose parallel loops are shorter (two threads: 0.92x at
 #: 51,181 nodes, 1.5x at 116,437).
 EVALUATION_MIN_NODES = 100_000
+#: Best-response waves of fewer units run on the calling thread, even in the parallel kernel: a
+#: parallel loop costs microseconds to start, and a deep, narrow game has a wave per level (a
+#: chain of 120,000 levels took 3-14 s on two threads, 0.005 s on one, when every wave did).
+MIN_PARALLEL_WAVE = 512
 
 
 def check_threads(threads: object, name: str = "threads") -> int | None:

@@ -267,7 +267,7 @@ def _best_response_value(
         with _threads.running(count):
             br_value = _parallel.best_response_value_parallel(
                 tree, parallel_layout(compiled), _threads.workers(count), probs, player,
-                units, wave_start, reach, value, choice,
+                units, wave_start, _threads.MIN_PARALLEL_WAVE, reach, value, choice,
             )
     else:
         order, used = _response_order(compiled, player)

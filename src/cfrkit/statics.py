@@ -314,13 +314,16 @@ def _rows(columns: dict[int, np.ndarray]) -> np.ndarray:
 def _levels(tree: GameTree) -> list[tuple[int, int]]:
     """The breadth-first levels as node ranges ``[lo, hi)``: a level's children are the next."""
     num_nodes = tree.node_kind.shape[0]
-    first_child, num_children = tree.node_first_child, tree.node_num_children
+    ends = np.where(tree.node_num_children > 0,
+                    tree.node_first_child.astype(np.int64) + tree.node_num_children, 0)
+    # the end of the furthest child of nodes 0 .. i: of a level's nodes it is the next level's
+    # end (children of the levels above end by this level's end), so a deep, narrow game costs
+    # one scalar look-up per level, not a few numpy calls (1.2 s at 120,000 levels)
+    furthest = np.maximum.accumulate(ends)
     levels = [(0, 1)]
     while levels[-1][1] < num_nodes:
-        lo, hi = levels[-1]
-        internal = num_children[lo:hi] > 0
-        ends = first_child[lo:hi][internal] + num_children[lo:hi][internal]
-        levels.append((hi, int(ends.max())))
+        hi = levels[-1][1]
+        levels.append((hi, int(furthest[hi - 1])))
     return levels
 
 

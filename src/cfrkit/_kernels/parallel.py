@@ -256,17 +256,30 @@ def _task_values(tree, bound, probs, value, task: int) -> None:
 @njit(cache=True, nogil=True, parallel=True)
 def best_response_value_parallel(
     tree, layout, counter, probs: np.ndarray, player: int, units: np.ndarray,
-    wave_start: np.ndarray, reach: np.ndarray, value: np.ndarray, choice: np.ndarray,
+    wave_start: np.ndarray, min_wave: int, reach: np.ndarray, value: np.ndarray,
+    choice: np.ndarray,
 ) -> float:
     """:func:`.best_response.best_response_value` with the reach by tasks and the units wave
     by wave (``units[wave_start[w]:wave_start[w + 1]]``, see
     :func:`.best_response.best_response_waves`), each wave's units in parallel: the same bits.
+
+    A wave of fewer than ``min_wave`` units runs on the calling thread, in one call with the
+    small waves after it: starting a parallel loop costs microseconds, more than such a wave's
+    work, and a deep, narrow game has a wave per level. Each unit is computed the same either
+    way.
     """
     parallel_reach(tree, layout, counter, probs, reach, value, player, False)
-    num_nodes = uint64(tree.node_kind.shape[0])
-    for w in range(wave_start.shape[0] - 1):
+    waves = wave_start.shape[0] - 1
+    w = 0
+    while w < waves:
         first = wave_start[w]
         size = wave_start[w + 1] - first
+        w += 1
+        if size < min_wave:  # with the small waves after it, in order, on this thread
+            while w < waves and wave_start[w + 1] - wave_start[w] < min_wave:
+                w += 1
+            _wave_units(tree, probs, units, first, wave_start[w], reach, value, choice)
+            continue
         pieces = min(size, _PIECES)
         counter[0] = 0
         for _ in prange(counter[1]):
@@ -274,13 +287,21 @@ def best_response_value_parallel(
                 k = take_task(counter)
                 if k >= pieces:
                     break
-                for i in range(first + size * k // pieces, first + size * (k + 1) // pieces):
-                    unit = uint64(units[i])
-                    if unit < num_nodes:
-                        best_response_node(tree, probs, value, unit)
-                    else:
-                        best_infoset_action(tree, unit - num_nodes, reach, value, choice)
+                _wave_units(tree, probs, units, first + size * k // pieces,
+                            first + size * (k + 1) // pieces, reach, value, choice)
     return value[0]
+
+
+@njit(cache=True, nogil=True)
+def _wave_units(tree, probs, units, lo, hi, reach, value, choice) -> None:
+    """The best-response units ``units[lo:hi]`` of one wave, in order."""
+    num_nodes = uint64(tree.node_kind.shape[0])
+    for i in range(lo, hi):
+        unit = uint64(units[i])
+        if unit < num_nodes:
+            best_response_node(tree, probs, value, unit)
+        else:
+            best_infoset_action(tree, unit - num_nodes, reach, value, choice)
 
 
 _PIECES = 64  # a best-response wave is shared out in up to this many pieces
