@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import enum
+import gc
 import json
 import math
 import os
+import warnings
 import zipfile
 from collections import namedtuple
 
@@ -312,6 +314,27 @@ def test_a_truncated_file_is_refused(saved):
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     with pytest.raises(ValueError, match=r"k\.npz: (truncated or damaged|not a readable)"):
         load_compiled(path)
+
+
+def test_a_damaged_file_is_closed(saved, tmp_path):
+    # np.load of a path leaves the file open when the zip directory is damaged
+    _, path = saved
+    cfrkit.CFRPlus(KuhnPoker()).iterate(3).save(tmp_path / "t.npz")
+    loads = {path: load_compiled, tmp_path / "t.npz": lambda p: cfrkit.load_trainer(p, KuhnPoker())}
+    for file, load in loads.items():
+        whole = file.read_bytes()
+        for cut in (10, len(whole) // 2, len(whole) - 10):
+            file.write_bytes(whole[:cut])
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ResourceWarning)
+                try:
+                    load(file)
+                except ValueError:
+                    pass
+                else:
+                    raise AssertionError(f"{file} cut at {cut} loaded")
+                gc.collect()
+            assert not [w for w in caught if issubclass(w.category, ResourceWarning)], (file, cut)
 
 
 def test_another_format_version_is_refused(saved):

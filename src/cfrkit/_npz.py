@@ -28,10 +28,20 @@ def load_npz(name: str) -> np.lib.npyio.NpzFile | np.ndarray:
 
     Any other file is a ``ValueError`` saying it is not an ``.npz``: numpy would take it for a
     pickle and suggest loading it "unsafely". Damaged archives raise as listed in
-    :data:`DAMAGED_ZIP`, a missing file ``FileNotFoundError``.
+    :data:`DAMAGED_ZIP`, a missing file ``FileNotFoundError``. The file is closed when the
+    archive is, or at once if it cannot be read (``np.load`` of a path leaves it open when the
+    zip directory is damaged).
     """
-    with open(name, "rb") as stream:
+    stream = open(name, "rb")
+    try:
         magic = stream.read(6)
-    if not magic.startswith((b"PK", b"\x93NUMPY")):
-        raise ValueError("not an .npz file")
-    return np.load(name, allow_pickle=False)
+        if not magic.startswith((b"PK", b"\x93NUMPY")):
+            raise ValueError("not an .npz file")
+        stream.seek(0)
+        if magic.startswith(b"PK"):
+            return np.lib.npyio.NpzFile(stream, own_fid=True, allow_pickle=False)
+        with stream:
+            return np.load(stream, allow_pickle=False)
+    except BaseException:
+        stream.close()
+        raise
