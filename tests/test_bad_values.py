@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import cfrkit
 from cfrkit import GameError, compile_game
 
 from probe_game import DEPTH, Probe
+from spec_game import D, SpecGame, T
 
 PATHS = {0: "history []", 1: "history ['h']", 2: "history ['h', 'a']", 3: "history ['h', 'a', 'x']"}
 
@@ -51,6 +53,7 @@ BAD = [
     ("utilities", ((1.0,), -1.0), "gave a tuple"),
     ("utilities", (1.0, -1.0, 0.0), "gave 3 values for 2 players"),
     ("utilities", (), "gave 0 values for 2 players"),
+    ("utilities", (1.0,), "gave 1 value for 2 players"),
     ("utilities", np.array(["1", "2"]), "array of dtype <U1"),
     ("utilities", np.array([[1.0, -1.0]]), "shape (1, 2)"),
     ("utilities", np.array([1 + 0j, 0j]), "dtype complex128"),
@@ -155,6 +158,18 @@ def test_numbers_and_sequences_of_any_real_kind_are_accepted(method, value):
     # the same game with plain floats and tuples: every array and label equal
     plain = Probe("utilities", DEPTH["terminal"], (1.0, -1.0)) if method == "utilities" else Probe()
     assert compiled.fingerprint == compile_game(plain).fingerprint
+
+
+def test_a_str_subclass_key_becomes_the_plain_str_it_holds(tmp_path):
+    # numpy.str_ keys compiled, but saving the game (and its cache) refused them
+    def game(key):
+        return SpecGame(D(0, key, ("a", T(1.0, -1.0)), ("b", D(1, key + "b", ("x", T(0.0, 0.0))))))
+
+    compiled = compile_game(game(np.str_("root")))
+    assert [type(key) for key in compiled.infoset_keys] == [str, str]
+    assert compiled.fingerprint == compile_game(game("root")).fingerprint
+    compiled.save(tmp_path / "g.npz")
+    assert cfrkit.load_compiled(tmp_path / "g.npz").infoset_keys == ("root", "rootb")
 
 
 # -- hypothesis: any wrong answer, anywhere it can be given ------------------------------------

@@ -3,7 +3,12 @@ library's exception by its first line."""
 
 from __future__ import annotations
 
-__all__ = ["first_line", "short_repr"]
+__all__ = ["counted", "first_line", "short_repr"]
+
+
+def counted(count: int, noun: str) -> str:
+    """``"1 value"``, ``"2 values"``: a count and its noun, in the plural unless it is 1."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
 def short_repr(obj: object, limit: int = 80) -> str:

@@ -17,6 +17,7 @@ from . import _threads
 from ._kernels import best_response as _br
 from ._kernels import parallel as _parallel
 from ._notice import compile_notice
+from ._text import counted
 from .game import Game
 from .policy import Policy, check_policy_game
 from .statics import parallel_layout
@@ -197,7 +198,9 @@ def _check_player(compiled: CompiledGame, player: int) -> int:
     if isinstance(player, bool) or not isinstance(player, (int, np.integer)):
         raise ValueError(f"player must be an int, got {player!r}")
     if not 0 <= player < compiled.num_players:
-        raise ValueError(f"player {player} out of range for {compiled.num_players} players")
+        raise ValueError(
+            f"player {player} out of range for {counted(compiled.num_players, 'player')}"
+        )
     return int(player)
 
 

@@ -212,7 +212,8 @@ class Policy(Mapping):
         Examples
         --------
         >>> from cfrkit.games import RockPaperScissors
-        >>> print(Policy.uniform(RockPaperScissors()).format_table(digits=2))
+        >>> import cfrkit
+        >>> print(cfrkit.Policy.uniform(RockPaperScissors()).format_table(digits=2))
         P0  player 0  rock: 0.33  paper: 0.33  scissors: 0.33
         P1  player 1  rock: 0.33  paper: 0.33  scissors: 0.33
         """

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._numbers import real_value
-from ._text import short_repr
+from ._text import counted, short_repr
 from .limits import MAX_ITERATIONS
 
 __all__ = ["RegretRule"]
@@ -342,6 +342,6 @@ def iteration_limit(rule: RegretRule) -> tuple[int, str]:
             cap = max(1, math.floor(2.0**log2_cap))
             if cap < limit:
                 limit = cap
-                noun = "iteration" if cap == 1 else "iterations"
-                reason = f"with {parameter} a trainer runs at most {cap} {noun} in all ({beyond} beyond)"
+                reason = (f"with {parameter} a trainer runs at most {counted(cap, 'iteration')} "
+                          f"in all ({beyond} beyond)")
     return limit, reason

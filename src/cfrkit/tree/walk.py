@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from ..game import Game, GameError, History
-from .._text import short_repr
+from .._text import counted, short_repr
 from ..limits import MAX_ABS_UTILITY
 from .memory import MemoryGuard
 from .preorder import preorder_depths
@@ -484,7 +484,8 @@ class Walk:
         if not 0 <= player < self.num_players:
             raise self.error(
                 node, history,
-                f"current_player() is {player}, out of range for {self.num_players} players",
+                f"current_player() is {player}, out of range for "
+                f"{counted(self.num_players, 'player')}",
             )
         try:
             raw = history.actions()
@@ -497,8 +498,12 @@ class Walk:
             key = history.infoset_key()
         except Exception as exc:
             raise self.raised(node, history, "infoset_key()", exc) from exc
-        if type(key) is not str and not isinstance(key, str):
-            raise self.error(node, history, f"infoset_key() returned {_kind_of(key)}, not a str")
+        if type(key) is not str:
+            if not isinstance(key, str):
+                raise self.error(node, history, f"infoset_key() returned {_kind_of(key)}, not a str")
+            # a subclass (numpy.str_) as the plain str it holds: saved files and policies
+            # take keys of type str only
+            key = str.__str__(key)
         set_id = self.key_to_id.get(key)
         if set_id is None:
             self.distinct(node, history, "actions()", "action", actions)
@@ -582,7 +587,9 @@ class Walk:
         else:
             raise _Refused(f"utilities() returned {_kind_of(raw)}; {expected}")
         if len(items) != players:
-            raise _Refused(f"utilities() gave {len(items)} values for {players} players")
+            raise _Refused(
+                f"utilities() gave {counted(len(items), 'value')} for {counted(players, 'player')}"
+            )
         values = []
         for u in items:
             kind = type(u)
