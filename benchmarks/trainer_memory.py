@@ -2,8 +2,9 @@
 
 Each trainer is built in a fresh Python process on the compiled game (loaded from a
 compiled-game cache, so only the first process walks the game) and runs one iteration; the
-resident memory it added, divided by the histories, is its *bytes per history*. Measures; never
-asserts.
+resident memory it added, divided by the histories, is its *bytes per history*. The process
+first runs the same trainer class on Kuhn poker, through the same kernels (serial or parallel),
+so that loading numba's compiled kernels is not counted. Measures; never asserts.
 
     python benchmarks/trainer_memory.py                                  # leduc_poker(players=3)
     python benchmarks/trainer_memory.py --game openspiel:liars_dice
@@ -22,7 +23,9 @@ PROBE = r"""
 import json, resource, sys
 import numpy as np
 import cfrkit
+from cfrkit import _threads
 from cfrkit.cli import parse_game
+from cfrkit.games import KuhnPoker
 
 def rss():
     with open("/proc/self/statm") as f:
@@ -32,8 +35,16 @@ compiled = cfrkit.compile_game(parse_game(sys.argv[1], cache_dir=sys.argv[2]))
 tree = sum(a.nbytes for a in compiled.tree if isinstance(a, np.ndarray))
 name = sys.argv[3]
 cls = getattr(cfrkit, name)
+make = lambda game: cls(game, seed=0) if "Sampl" in name else cls(game)
+# load the kernels first (from numba's cache, or compiling them): tens of MB that are the
+# process's, not the trainer's. Kuhn takes the big game's kernels with the threshold at 0.
+threshold = _threads.PARALLEL_MIN_NODES
+if compiled.num_nodes >= threshold:
+    _threads.PARALLEL_MIN_NODES = 0
+make(KuhnPoker()).iterate(2)
+_threads.PARALLEL_MIN_NODES = threshold
 before = rss()
-trainer = cls(compiled, seed=0) if "Sampl" in name else cls(compiled)
+trainer = make(compiled)
 trainer.iterate(1)
 print(json.dumps({"nodes": compiled.num_nodes, "tree": tree, "trainer": rss() - before}))
 """
