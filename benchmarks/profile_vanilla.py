@@ -49,6 +49,10 @@ def _per_infoset(repeats, tree, state, scratch):
         update_player(tree, state, scratch, k % 2, 1.0, 1.0, 1.0, -np.inf, False)
 
 
+def _iterate(repeats, trainer):
+    trainer.iterate(repeats)
+
+
 def timed(function, *args) -> float:
     function(1, *args)  # compile
     best = np.inf
@@ -86,9 +90,8 @@ def main() -> None:
         ("backward loop (values, slot sums)", timed(_pass, tree, state, scratch) - forward),
         ("update (average, fold, regret matching)", timed(_per_infoset, tree, state, scratch)),
     ]
-    start = time.perf_counter()
-    trainer.iterate(200)
-    whole = (time.perf_counter() - start) / 200 / tree.num_players
+    # timed like the pieces (one call of 200 iterations was 0.3 ms on Kuhn: call overhead)
+    whole = timed(_iterate, trainer) / tree.num_players
     print(f"{trainer.game.game.name}: {nodes} nodes, one player pass\n")
     print(f"{'piece':<42}{'ns/node-visit':>14}")
     for label, seconds in rows:
