@@ -11,7 +11,10 @@ This benchmark puts, side by side in one process and under the same load,
 * ``k x b``: ``k`` streams of ``b`` passes, on ``k`` threads (at most the machine's).
 
 Part 1, throughput: the trainers advance in turn, ``--seconds`` each, ``--repeats`` times;
-the median microseconds per pass and the speed-up over ``plain`` are printed.
+the median microseconds per pass and the speed-up over ``plain`` are printed. Passes are
+counted per player, here and in part 2: an iteration is ``k * b`` passes of *each* player, so
+one "pass" of these figures is the work of a pass of every player (two passes' work on liar's
+dice, three on three-player Leduc).
 
 Part 2, time to target: each configuration runs ``solve(target_nash_conv=...)`` for
 ``--seeds`` seeds, interleaved; the median *training* seconds until the check that met the
