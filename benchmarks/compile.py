@@ -20,7 +20,7 @@ memory the compilation added (``ru_maxrss`` after it minus the resident size jus
 less the compiled tree's own arrays, per node: what compiling costs in memory on top of its
 result. Measures; never asserts.
 
-    python benchmarks/compile.py                       # Kuhn 3p and 6p, Leduc, liar's dice, Leduc 3p
+    python benchmarks/compile.py      # Kuhn 3p and 6p, Leduc (cfrkit's and OpenSpiel's), liar's dice, Leduc 3p
     python benchmarks/compile.py --games kuhn6,leduc_poker --repeats 5
 """
 

@@ -527,7 +527,8 @@ def versions_line() -> str:
 
 def checkpoints(growth: float) -> Iterator[int]:
     """Iteration counts at which to evaluate: every iteration while that is within ``growth``,
-    then counts ``growth`` apart (1.05: every iteration up to 20, then ~5% apart)."""
+    then counts ``growth`` apart (1.05: every iteration up to 40, then ~5% apart; the first step
+    larger than 1 is where int(value * growth) passes value + 1)."""
     value = 1
     while True:
         yield value

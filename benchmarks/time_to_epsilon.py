@@ -15,7 +15,7 @@ How it measures, per solver and game:
 1. setup: constructing the solver; first call: its very first ``step(1)`` (for cfrkit: the
    first ``iterate(1)`` of that trainer in this process, i.e. numba JIT or cache load, so it
    depends on which trainers ran before and share kernels). Neither is training time.
-2. a search run on a fresh solver evaluates the target metric at every iteration up to ~32,
+2. a search run on a fresh solver evaluates the target metric at every iteration up to 67,
    then at iteration counts ~3% apart: the reported iteration count is the first checkpoint at
    or below the target, within ~3% above the true first crossing (no refinement, for cfrkit
    either, so every solver is rounded the same way). Evaluation is timed apart and never
@@ -69,6 +69,7 @@ Measures; never asserts.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import time
@@ -99,7 +100,7 @@ import cfrkit
 DEFAULT_GAMES = ("kuhn2", "leduc", "kuhn3")
 TWO_PLAYER_TARGETS = (1e-3, 1e-4, 1e-5)  # exploitability
 MULTI_PLAYER_TARGETS = (1e-3,)  # NashConv
-GROWTH = 1.03  # checkpoints: every iteration up to ~32, then ~3% apart
+GROWTH = 1.03  # checkpoints: every iteration up to 67, then ~3% apart
 
 T = TypeVar("T")
 
@@ -368,7 +369,8 @@ def run(args: argparse.Namespace, out: Log = print) -> dict:
         sampled_ratios.extend(payload["sampled_ratios"])
         results[key] = payload
     out("")
-    out(f"Checkpoints: every iteration up to ~32, then ~{(GROWTH - 1) * 100:.0f}% apart, so an "
+    dense = next(v for v in itertools.count(1) if int(v * GROWTH) > v + 1)  # as checkpoints()
+    out(f"Checkpoints: every iteration up to {dense}, then ~{(GROWTH - 1) * 100:.0f}% apart, so an "
         f"iteration count is at most ~{(GROWTH - 1) * 100:.0f}% above the first crossing. "
         f"Cap {args.cap:g} training seconds per solver and game. Seconds: median of up to "
         f"{args.repeats} reruns for cfrkit, {args.peer_repeats} for peers (fewer past the cap), "
