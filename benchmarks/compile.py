@@ -1,7 +1,7 @@
 """Compiling a game against the floor: a bare walk of the same game, and the memory it adds.
 
 For each game, ``--repeats`` fresh Python processes each time both of the following, one right
-after the other, in alternating order (the bare walk first in the first process, the compile
+after the other, in alternating order (the compile first in the first process, the bare walk
 first in the next, ...):
 
 * the *bare walk*: a depth-first walk calling, once per node, each method the compiler needs
@@ -142,7 +142,8 @@ def main() -> None:
         bare, comp, memory = [], [], []
         try:
             for i in range(args.repeats):
-                order = "bare,compile" if i % 2 == 0 else "compile,bare"
+                # the compile first in the first process: --repeats 1 measures its memory too
+                order = "compile,bare" if i % 2 == 0 else "bare,compile"
                 both = run(name, order)
                 bare.append(both["bare"])
                 comp.append(both["compile"])
@@ -157,7 +158,7 @@ def main() -> None:
         walk = statistics.median(r["seconds"] for r in bare)
         seconds = statistics.median(r["seconds"] for r in comp)
         ratio = statistics.median(c["seconds"] / b["seconds"] for b, c in zip(bare, comp))
-        above = statistics.median((r["peak"] - r["tree"]) / nodes for r in memory or comp)
+        above = statistics.median((r["peak"] - r["tree"]) / nodes for r in memory)
         tree = comp[0]["tree"] / nodes
         print(f"{name:<24} {nodes:>10,} {walk:>8.2f} {seconds:>9.2f} {ratio:>6.2f} "
               f"{above:>16.0f} {tree:>11.0f}", flush=True)
