@@ -195,10 +195,13 @@ def test_labels_that_would_not_load_as_themselves_are_refused(label, kind, tmp_p
     assert not (tmp_path / "bad.npz").exists()
 
 
-def test_a_key_of_a_str_subclass_is_refused(tmp_path):
+def test_a_key_of_a_str_subclass_loads_back_as_itself(tmp_path):
+    # compiled as the plain str it holds (it used to stay a Card, which saving refused)
     compiled = compile_game(SpecGame(D(0, Card("K"), ("a", T(1, -1)), ("b", T(0, 0)))))
-    with pytest.raises(ValueError, match="infoset key 'K' is a Card"):
-        compiled.save(tmp_path / "bad.npz")
+    assert type(compiled.infoset_keys[0]) is str
+    loaded = load_compiled(compiled.save(tmp_path / "k.npz"))
+    assert loaded.infoset_keys == compiled.infoset_keys == ("K",)
+    assert loaded.fingerprint == compiled.fingerprint
 
 
 # -- damaged files --------------------------------------------------------------------------------

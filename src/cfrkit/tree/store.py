@@ -170,13 +170,10 @@ def _game_section(game: Game) -> dict:
 
 
 def _document(compiled: CompiledGame, cache_key: str | None) -> tuple[dict, np.ndarray]:
-    """The metadata of ``compiled`` and its per-infoset index into ``"action_sets"``."""
-    for key in compiled.infoset_keys:
-        if type(key) is not str:
-            raise ValueError(
-                f"infoset key {short_repr(key)} is a {type(key).__name__}, not a str: it would "
-                "not load back as itself"
-            )
+    """The metadata of ``compiled`` and its per-infoset index into ``"action_sets"``.
+
+    Its infoset keys are plain ``str`` (the walk keeps a subclass's value), so they load back
+    as themselves."""
     sets: dict[Any, int] = {}
     encoded_sets: list[list] = []
     index = np.empty(len(compiled.infoset_keys), dtype=np.int32)
