@@ -54,6 +54,23 @@ def test_zero_reach_pruning_gives_vanilla_iterates_on_leduc():
     assert pruned.nodes_touched < 0.7 * vanilla.nodes_touched
 
 
+def test_a_reach_that_underflows_is_not_a_zero_reach():
+    # 1e-200 * 1e-200 rounds to 0, but the subtree below (worth 1e200) is reached: its value
+    # is read by the parents, so skipping it left the regrets at 0 where CFR's are not
+    rare = C(("rare", 1e-200, C(("rare", 1e-200, C(("only", 1.0, T(1e200, -1e200)))),
+                                ("else", 1 - 1e-200, T(0.0, 0.0)))),
+             ("else", 1 - 1e-200, T(0.0, 0.0)))
+    game = SpecGame(D(0, "k", ("L", T(0.0, 0.0)), ("R", rare)))
+    vanilla, pruned = VanillaCFR(game), PrunedCFR(game, regret_pruning=False)
+    for _ in range(10):
+        vanilla.iterate(1)
+        pruned.iterate(1)
+        assert np.array_equal(pruned._state.regret, vanilla._state.regret)
+        assert np.array_equal(pruned.average_policy().table, vanilla.average_policy().table)
+    assert vanilla.cumulative_regrets()["k"]["R"] > 0.0  # R is worth 1e-200, L 0
+    assert vanilla.average_policy().to_dict()["k"]["R"] == 0.95
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(game=random_games())
 def test_zero_reach_pruning_gives_vanilla_iterates_on_random_games(game):

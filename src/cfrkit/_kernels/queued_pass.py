@@ -3,7 +3,8 @@
 The forward loop builds a queue of internal nodes (breadth-first, parents first) and their
 others' reach; the backward loop walks the queue in reverse and makes the same sums, in the
 same order, as the full pass (so pruning only zero-reach subtrees gives the same regrets).
-Children the others and chance reach with probability zero are skipped; so are children whose
+Children the others and chance reach with probability zero are skipped (a zero factor, not a
+product that underflowed: the parents read that subtree's values); so are children whose
 reach by the other *players* (chance left out) is below a threshold, and the player's own
 actions that regret-based pruning holds in a window (the switch ``pruning_windows``, a constant
 in each call, so only its own branch is compiled).
@@ -61,15 +62,23 @@ def visit_forward(
                     tail += 1
         else:
             for j in range(m):
-                rc = r * probs[s + j]
+                p = probs[s + j]
+                rc = r * p
+                if not rc > 0.0:
+                    if p == 0.0:  # zero reach: neither the child nor its subtree is read
+                        reach[c + j] = 0.0
+                        continue
+                    # r * p underflowed (or r had): a reached subtree whose values the parents
+                    # read, visited as the full pass visits it, with the reach it computes
+                    # (0, as -0.0: the sign marks it reached for its own children)
+                    rc = -0.0
                 reach[c + j] = rc
-                if rc > 0.0:  # zero reach: neither the child nor its subtree is read
-                    touched += 1
-                    if num_children[c + j] > 0 and (
-                        threshold == 0.0 or rc >= threshold * statics.chance_reach[c + j]
-                    ):
-                        queue[tail] = c + j
-                        tail += 1
+                touched += 1
+                if num_children[c + j] > 0 and (
+                    threshold == 0.0 or rc >= threshold * statics.chance_reach[c + j]
+                ):
+                    queue[tail] = c + j
+                    tail += 1
     return tail, touched
 
 
