@@ -8,20 +8,26 @@ counter update after it) and inside one only records the signal; :func:`critical
 as soon as the stretch ends. Blocks are short, so Ctrl-C is honoured well within a second.
 
 Only the main thread can install signal handlers; elsewhere, or when SIGINT is ignored, the
-context managers do nothing.
+context managers do nothing. (A trainer iterated in another thread while the main thread runs
+one of its own must not defer, and so steal, the main thread's Ctrl-C.)
+
+Other Python threads run on while a kernel holds no GIL. Each :class:`Blocks` call holds the
+object's lock, and its readers (decorated with :func:`between_blocks`) take it too, so no
+thread sees a block half applied, and two threads iterating one object take turns by blocks.
 """
 
 from __future__ import annotations
 
 import _signal  # signal's own functions without the enum conversion: see interruptible()
 import contextlib
+import functools
 import math
 import signal
 import threading
 import time
 from collections.abc import Iterator
 
-__all__ = ["Blocks", "critical", "interruptible"]
+__all__ = ["Blocks", "between_blocks", "critical", "interruptible"]
 
 
 class _Guard:
@@ -83,8 +89,10 @@ def interruptible() -> Iterator[None]:
 
 @contextlib.contextmanager
 def critical() -> Iterator[None]:
-    """A stretch that a SIGINT must not cut; the signal is delivered right after it."""
-    if _GUARD.depth == 0 or _GUARD.in_critical:
+    """A stretch that a SIGINT must not cut; the signal is delivered right after it (main
+    thread only: the guard is the main thread's)."""
+    if _GUARD.depth == 0 or _GUARD.in_critical \
+            or threading.current_thread() is not threading.main_thread():
         yield
         return
     _GUARD.in_critical = True
@@ -115,6 +123,7 @@ class Blocks:
         self.seconds = seconds
         self.largest = largest
         self.size = 1
+        self.lock = threading.RLock()  # held by each call, and by the readers (between_blocks)
 
     def run(self, n: int, step) -> None:
         """``step(count)`` for counts adding up to ``n``; ``step`` runs the kernel and moves the
@@ -122,7 +131,7 @@ class Blocks:
         remaining = n
         while remaining:
             count = min(self.size, remaining)
-            with critical():  # the arrays and the counters move together
+            with self.lock, critical():  # the arrays and the counters move together
                 start = time.perf_counter()
                 step(count)
                 elapsed = time.perf_counter() - start
@@ -132,3 +141,17 @@ class Blocks:
                 self.size = min(self.size << max(1, min(int(steps), 64)), self.largest)
             elif elapsed > 2 * self.seconds and self.size > 1:
                 self.size //= 2
+
+
+def between_blocks(method):
+    """Decorate a reader of an object that runs :class:`Blocks` (as ``self._blocks``): it runs
+    holding their lock, so a thread iterating the object meanwhile never shows it half a block
+    (an average policy whose rows do not sum to 1, a checkpoint whose counters disagree with
+    its arrays)."""
+
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._blocks.lock:
+            return method(self, *args, **kwargs)
+
+    return locked

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._interrupt import Blocks, interruptible
+from ._interrupt import Blocks, between_blocks, interruptible
 from ._kernels.fictitious_play import xfp_iterations
 from ._notice import first_call
 from ._text import short_repr
@@ -188,6 +188,7 @@ class FictitiousPlay:
         first_call(xfp_iterations, "the FictitiousPlay kernel", lambda: self._run(0))
         self._warm = True
 
+    @between_blocks
     def average_policy(self) -> Policy:
         """The average profile ``pi_{t+1}`` after ``t =`` :attr:`iteration` iterations, as a
         fresh :class:`~cfrkit.Policy` (later iterations do not change it): the uniform policy

@@ -12,7 +12,7 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
-from ._interrupt import Blocks, interruptible
+from ._interrupt import Blocks, between_blocks, interruptible
 from ._kernels.random import seed_state
 from ._kernels.result_table import run_result_table
 from ._notice import first_call
@@ -199,6 +199,7 @@ class ResultTableLearner:
         )
 
     # -- reading ------------------------------------------------------------------------------
+    @between_blocks
     def average_policy(self) -> Policy:
         """The recommended strategy: how often each choice was made, per infoset (a fresh
         :class:`~cfrkit.Policy`).
@@ -208,6 +209,7 @@ class ResultTableLearner:
         """
         return Policy(self.game, normalise_rows(self.game, self._games.astype(np.float64)))
 
+    @between_blocks
     def greedy_policy(self) -> Policy:
         """The choice the next game would make at each infoset when not exploring, as a pure
         policy: the first untried choice, else the first of the greatest average gain."""
@@ -223,6 +225,7 @@ class ResultTableLearner:
             table[s + j] = 1.0
         return Policy(self.game, table)
 
+    @between_blocks
     def result_table(self) -> dict[str, dict[Hashable, tuple[int, float]]]:
         """``{infoset key: {action: (games, total_gain)}}``, a fresh copy.
 
@@ -239,6 +242,7 @@ class ResultTableLearner:
             for i, (key, actions) in enumerate(zip(self.game.infoset_keys, self.game.infoset_actions))
         }
 
+    @between_blocks
     def table_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The result table as two fresh arrays over the compiled game's action slots:
         ``games`` (int64) and ``total_gain`` (float64). Infoset ``I`` owns the slots
@@ -247,6 +251,7 @@ class ResultTableLearner:
         return self._games.copy(), self._gains.copy()
 
     # -- checkpoints --------------------------------------------------------------------------
+    @between_blocks
     def save(self, path: str | os.PathLike) -> None:
         """Write a checkpoint (the table, the random stream and the counters) to one ``.npz``
         file, in the trainers' checkpoint format; :func:`cfrkit.load_trainer` reads it back,

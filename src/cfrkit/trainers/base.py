@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _threads
-from .._interrupt import Blocks, interruptible
+from .._interrupt import Blocks, between_blocks, interruptible
 from .._kernels.update import synced_regrets
 from .._notice import first_call
 from .._numbers import real_value
@@ -329,6 +329,7 @@ class Trainer(abc.ABC):
                     run.bar.close()
         return run.record()
 
+    @between_blocks
     def save(self, path: str | os.PathLike) -> None:
         """Write a checkpoint: every array of the run and its metadata, in one ``.npz`` file.
 
@@ -364,10 +365,12 @@ class Trainer(abc.ABC):
         return {"scratch": (self._scratch, self._persistent_scratch())}
 
     # -- reading ------------------------------------------------------------------------------
+    @between_blocks
     def current_policy(self) -> Policy:
         """The strategy of the next iteration, from regret matching (a fresh copy)."""
         return Policy(self.game, self._state.probs[: self.game.tree.num_action_slots])
 
+    @between_blocks
     def average_policy(self) -> Policy:
         """The average strategy, the one that converges to equilibrium (a fresh copy).
 
@@ -381,6 +384,7 @@ class Trainer(abc.ABC):
             table[start : start + row.shape[0]] = row
         return Policy(self.game, table)
 
+    @between_blocks
     def cumulative_regrets(self) -> dict[str, dict[Hashable, float]]:
         """``{key: {action: cumulative regret}}`` as of now, a fresh copy.
 
@@ -391,6 +395,7 @@ class Trainer(abc.ABC):
         synced_regrets(self.game.tree, self._state, regrets)
         return self._rows(regrets)
 
+    @between_blocks
     def strategy_sums(self) -> dict[str, dict[Hashable, float]]:
         """``{key: {action: unnormalised average-strategy weight}}``, a fresh copy."""
         return self._rows(self._state.strategy_sum)
