@@ -271,7 +271,12 @@ class OutcomeSamplingCFR(_ActionSampling):
     Average strategy: *stochastically weighted averaging* (Lanctot et al. 2009, section 4.2;
     OpenSpiel's ``OutcomeSamplingMCCFRSolver`` does the same): each of ``p``'s infosets on the
     path adds ``w_t pi_p(h) sigma(I) / q(h)``, whose expectation is ``w_t pi_p(I) sigma(I)``
-    times the number of histories of ``I``, a constant per infoset that normalisation removes.
+    times the number of histories of ``I`` the sample can reach (chance and the others playing
+    their path with positive probability). While the others play every action, that is a
+    constant per infoset, which normalisation removes; where their strategies put zeros (as
+    regret matching does), it changes with ``t``, and the average is off by that much. The
+    method has this bias (so has OpenSpiel's); a fixed ``exploration`` does not remove it,
+    since the others are sampled by their own strategies.
 
     Each pass touches one path (a handful of nodes): by far the cheapest iterations, and the
     noisiest. It needs no sampled subtree to be walked, so it is the trainer for games too big
