@@ -412,7 +412,7 @@ def exploitability(
     if compiled.num_players != 2 or not compiled.zero_sum:
         raise ValueError(
             f"exploitability is defined for two-player zero-sum games; {compiled.game!r} has "
-            f"{compiled.num_players} players and is {'' if compiled.zero_sum else 'not '}"
+            f"{counted(compiled.num_players, 'player')} and is {'' if compiled.zero_sum else 'not '}"
             "zero-sum (use nash_conv)"
         )
     return _evaluate(compiled, policy, "exploitability", threads).nash_conv / 2
