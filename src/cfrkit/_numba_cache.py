@@ -14,11 +14,19 @@ numba can cache (the ordinary case) nothing changes and nothing is checked at im
 numba's own checks. When it is used, one warning per process says so, since every process
 then compiles the kernels again (a few seconds). It must run before the first cfrkit kernel
 is decorated: ``cfrkit/__init__.py`` imports it first.
+
+It also stamps each cached kernel with its own file *and every other kernel file*. numba
+invalidates a cached function only when its own file changes, but a kernel inlines functions of
+other files (``inline="always"``): after an edit of ``queued_pass.py`` alone, ``drivers.py``'s
+cached kernels would go on running the old code. Installed packages get fresh files and caches
+anyway; this is for a working copy, where a stale kernel would go unnoticed.
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
+import hashlib
 import importlib
 import os
 import shutil
@@ -32,6 +40,7 @@ from numba.core import config
 __all__: list[str] = []
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_KERNELS = os.path.join(_PACKAGE, "_kernels") + os.sep
 _directory: str | None = None
 
 
@@ -53,6 +62,24 @@ def _temporary_directory() -> str:
             stacklevel=_user_stacklevel(),
         )
     return _directory
+
+
+@functools.lru_cache(maxsize=None)
+def _file_digest(path: str, mtime_ns: int, size: int) -> bytes:
+    with open(path, "rb") as stream:
+        return hashlib.sha256(stream.read()).digest()
+
+
+def kernel_sources_digest(folder: str = _KERNELS) -> bytes:
+    """One SHA-256 over the name and content of every ``.py`` file of ``folder`` (the kernels):
+    part of every kernel's cache stamp."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            path = os.path.join(folder, name)
+            stat = os.stat(path)
+            digest.update(name.encode() + b"\0" + _file_digest(path, stat.st_mtime_ns, stat.st_size))
+    return digest.digest()
 
 
 def _remove(directory: str, pid: int) -> None:
@@ -104,9 +131,30 @@ def _install() -> None:
             except OSError:  # no usable temporary directory either: numba raises its error
                 return None
 
+    class KernelSourcesStamp:
+        """Put before a locator class: the same place for cfrkit's kernels (any other function
+        goes on to numba's own classes), stamped with every kernel file's content too."""
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not os.path.abspath(py_file).startswith(_KERNELS):
+                return None
+            return super().from_function(py_func, py_file)
+
+        def get_source_stamp(self):
+            stamp = super().get_source_stamp()
+            try:
+                return stamp, kernel_sources_digest()
+            except OSError:  # the sources cannot be read (a frozen application): numba's own
+                return stamp
+
     locators = CacheImpl._locator_classes
-    if not any(c.__module__ == __name__ for c in locators):
-        locators.append(TemporaryCacheLocator)
+    if any(c.__module__ == __name__ for c in locators):
+        return  # installed already
+    locators.append(TemporaryCacheLocator)
+    stamped = [type(f"KernelSources{c.__name__}", (KernelSourcesStamp, c), {"__module__": __name__})
+               for c in locators]
+    locators[:0] = stamped
 
 
 _install()
