@@ -230,14 +230,17 @@ def test_checkpoint_error_is_a_value_error():
 # -- arrays no run could have left: refused before a kernel reads them ---------------------------
 
 
+def saved_at(trainer, path):
+    trainer.save(path)
+    return path
+
+
 @pytest.fixture
 def pruning(tmp_path):
     """Regret-based pruning with a window waiting to close (player 1's pending list)."""
     trainer = cfrkit.PrunedCFR(KuhnPoker()).iterate(20)
     assert list(trainer._state.pending_count) == [0, 1]
-    path = tmp_path / "pruning.npz"
-    trainer.save(path)
-    return path
+    return saved_at(trainer, tmp_path / "pruning.npz")
 
 
 @pytest.fixture
@@ -245,9 +248,7 @@ def predictive(tmp_path):
     """A predictive rule on pruned passes: each player's list of predicted infosets."""
     trainer = cfrkit.PrunedCFR(KuhnPoker(), rule=RegretRule.predictive_plus()).iterate(7)
     assert list(trainer._state.predicted_count) == [6, 6]
-    path = tmp_path / "predictive.npz"
-    trainer.save(path)
-    return path
+    return saved_at(trainer, tmp_path / "predictive.npz")
 
 
 @pytest.fixture
@@ -256,9 +257,7 @@ def lazy(tmp_path):
     stamp of the product at its last update."""
     trainer = cfrkit.PrunedCFR(KuhnPoker(), rule=RegretRule.discounted()).iterate(9)
     assert trainer._state.discount_exponent[1, 1] < 0 and len(trainer._state.stamp_scale)
-    path = tmp_path / "lazy.npz"
-    trainer.save(path)
-    return path
+    return saved_at(trainer, tmp_path / "lazy.npz")
 
 
 def _set(key, index, value):
