@@ -64,15 +64,11 @@ def visit_forward(
             for j in range(m):
                 p = probs[s + j]
                 rc = r * p
-                if not rc > 0.0:
-                    if p == 0.0:  # zero reach: neither the child nor its subtree is read
-                        reach[c + j] = 0.0
-                        continue
-                    # r * p underflowed (or r had): a reached subtree whose values the parents
-                    # read, visited as the full pass visits it, with the reach it computes
-                    # (0, as -0.0: the sign marks it reached for its own children)
-                    rc = -0.0
                 reach[c + j] = rc
+                if p == 0.0:  # zero reach: neither the child nor its subtree is read
+                    continue
+                # (a queued node is reached, even when its reach underflowed to 0: so is a
+                # child with p > 0, and the parents read its value, as the full pass does)
                 touched += 1
                 if num_children[c + j] > 0 and (
                     threshold == 0.0 or rc >= threshold * statics.chance_reach[c + j]
