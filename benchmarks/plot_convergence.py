@@ -97,9 +97,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--games", default="kuhn2,kuhn3,leduc",
+    parser.add_argument("--games", default=None,
                         help="comma-separated, from " + ", ".join(compare.GAMES)
-                             + " (default kuhn2,kuhn3,leduc)")
+                             + " (default kuhn2,kuhn3,leduc; with --from-json, every game "
+                             "in the file)")
     parser.add_argument("--cap", type=float, default=30.0,
                         help="training seconds per curve (default 30)")
     parser.add_argument("--target", type=float, default=1e-5,
@@ -112,7 +113,8 @@ def main(argv=None):
     parser.add_argument("--from-json", type=Path, metavar="PATH",
                         help="plot the curves saved by compare.py --json instead of measuring")
     args = parser.parse_args(argv)
-    args.games = [g.strip() for g in args.games.split(",") if g.strip()]
+    chosen = args.games is not None
+    args.games = [g.strip() for g in (args.games or "kuhn2,kuhn3,leduc").split(",") if g.strip()]
     args.peers = {p.strip().lower() for p in args.peers.split(",") if p.strip()}
     try:
         import matplotlib  # noqa: F401
@@ -120,7 +122,11 @@ def main(argv=None):
         parser.error("matplotlib is needed: pip install cfrkit[plot]")
     if args.from_json:
         saved = json.loads(args.from_json.read_text())
-        curves = {key: game["curves"] for key, game in saved.items() if "curves" in game}
+        curves = {key: game["curves"] for key, game in saved.items()
+                  if "curves" in game and (not chosen or key in args.games)}
+        missing = [g for g in args.games if chosen and g not in curves]
+        if missing:
+            parser.error(f"{args.from_json} has no curves for {missing}")
     else:
         unknown = [g for g in args.games if g not in compare.GAMES]
         if unknown:
