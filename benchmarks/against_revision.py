@@ -45,7 +45,8 @@ GAMES = {
     "kuhn2": ("KuhnPoker", {}, 200_000),
     "kuhn3": ("KuhnPoker", {"players": 3}, 10_000),
     "leduc": ("LeducPoker", {}, 1_000),
-    # OpenSpiel's (needs open_spiel); iterations for nash_conv, the one use of games this large
+    # OpenSpiel's (needs open_spiel); few iterations per round, sized for nash_conv (a
+    # trainer's round on leduc3 is then short: use more rounds)
     "liars_dice": ("openspiel:liars_dice", {}, 20),
     "leduc3": ("openspiel:leduc_poker(players=3)", {}, 2),
 }
