@@ -19,6 +19,7 @@ and the figures mean little. Measures; never asserts.
     python benchmarks/threads.py --seconds 0.2 --repeats 7
     python benchmarks/threads.py --cold liars_dice(dice_sides=5)   # first-use compile times
     python benchmarks/threads.py --games liars_dice --busy 1          # another process busy
+    python benchmarks/threads.py --games chain                        # a deep, narrow game
 
 ``--busy N`` keeps N other processes spinning for the whole run, to see what threads do on a
 machine whose cores are not free. cfrkit sets ``OMP_WAIT_POLICY=PASSIVE`` unless it is set;
@@ -28,8 +29,9 @@ machine whose cores are not free. cfrkit sets ``OMP_WAIT_POLICY=PASSIVE`` unless
 ``VanillaCFR(game, threads=t).iterate(1)`` and the first ``nash_conv(..., threads=t)`` for
 ``t`` = 1 and 2 (GAME must have at least ``EVALUATION_MIN_NODES`` nodes for 2 to differ).
 
-Games are cfrkit's built-ins (``kuhn``, ``kuhn3``, ``leduc``) or OpenSpiel game strings
-(``pip install open_spiel``).
+Games are cfrkit's built-ins (``kuhn``, ``kuhn3``, ``leduc``), ``chain`` (120,000 levels of one
+action, then a choice: a best-response wave per level, the case ``_threads.MIN_PARALLEL_WAVE``
+is for) or OpenSpiel game strings (``pip install open_spiel``).
 """
 
 from __future__ import annotations
@@ -48,7 +50,54 @@ from cfrkit import _threads
 from cfrkit.games import KuhnPoker, LeducPoker
 
 DEFAULT_GAMES = "kuhn,kuhn3,leduc,liars_dice,leduc_poker(players=3)"
-BUILTIN = {"kuhn": KuhnPoker, "kuhn3": lambda: KuhnPoker(players=3), "leduc": LeducPoker}
+
+
+class Chain(cfrkit.Game):
+    """``levels`` histories of one action each, the players alternating, then a choice between
+    a win and a loss: a deep, narrow game."""
+
+    num_players = 2
+
+    def __init__(self, levels: int) -> None:
+        self.levels = levels
+        self.name = f"chain of {levels:,} levels"
+
+    def root(self) -> cfrkit.History:
+        return _Link(self.levels, 0)
+
+
+class _Link(cfrkit.History):
+    def __init__(self, levels: int, depth: int) -> None:
+        self.levels, self.depth = levels, depth
+
+    def is_terminal(self) -> bool:
+        return self.depth > self.levels
+
+    def is_chance(self) -> bool:
+        return False
+
+    def current_player(self) -> int:
+        return self.depth % 2
+
+    def actions(self) -> tuple:
+        return ("win", "lose") if self.depth == self.levels else ("on",)
+
+    def chance_outcomes(self) -> tuple:
+        return ()
+
+    def child(self, action) -> cfrkit.History:
+        return _Link(self.levels, self.depth + (1 if action != "lose" else 2))
+
+    def infoset_key(self) -> str:
+        return str(self.depth)
+
+    def utilities(self) -> tuple:
+        won = self.depth == self.levels + 1
+        return (1.0, -1.0) if won else (-1.0, 1.0)
+
+
+BUILTIN = {"kuhn": KuhnPoker, "kuhn3": lambda: KuhnPoker(players=3), "leduc": LeducPoker,
+           "chain": lambda: Chain(120_000)}
 
 
 def load(name: str) -> cfrkit.CompiledGame:
