@@ -26,6 +26,7 @@ from cfrkit.games import KuhnPoker
 from cfrkit.rules import kernel_schedule
 from conftest import LEDUC, RANDOM_GAMES
 from random_games import random_games
+from spec_game import D, SpecGame, T
 
 TWO = min(2, numba.config.NUMBA_NUM_THREADS)
 TRAINERS = {
@@ -183,43 +184,15 @@ def test_evaluation_same_on_two_threads(parallel_everywhere, monkeypatch, game_n
                 == cfrkit.exploitability(compiled, policy, threads=1))
 
 
-class _Chain(cfrkit.Game):
+DEPTH = 3_000
+
+
+def chain() -> SpecGame:
     """A deep, narrow game: 3,000 levels of one action, then a choice (a wave per level)."""
-
-    num_players, name = 2, "chain"
-    DEPTH = 3_000
-
-    def root(self):
-        return _Link(0)
-
-
-class _Link(cfrkit.History):
-    def __init__(self, depth: int) -> None:
-        self.depth = depth
-
-    def is_terminal(self):
-        return self.depth > _Chain.DEPTH
-
-    def is_chance(self):
-        return False
-
-    def current_player(self):
-        return self.depth % 2
-
-    def actions(self):
-        return ("a", "b") if self.depth == _Chain.DEPTH else ("a",)
-
-    def chance_outcomes(self):
-        return ()
-
-    def child(self, action):
-        return _Link(self.depth + 1 + (action == "b"))
-
-    def infoset_key(self):
-        return str(self.depth)
-
-    def utilities(self):
-        return (1.0, -1.0) if self.depth == _Chain.DEPTH + 1 else (-2.0, 2.0)
+    node = D(DEPTH % 2, str(DEPTH), ("a", T(1.0, -1.0)), ("b", T(-2.0, 2.0)))
+    for depth in range(DEPTH - 1, -1, -1):
+        node = D(depth % 2, str(depth), ("a", node))
+    return SpecGame(node, name="chain")
 
 
 @pytest.mark.parametrize("min_wave", [0, 512])
@@ -227,13 +200,13 @@ def test_a_deep_narrow_game(monkeypatch, min_wave):
     """A wave per level: every wave in parallel, or all of them in one call on one thread."""
     monkeypatch.setattr(_threads, "EVALUATION_MIN_NODES", 0)
     monkeypatch.setattr(_threads, "MIN_PARALLEL_WAVE", min_wave)
-    compiled = cfrkit.compile_game(_Chain())
+    compiled = cfrkit.compile_game(chain())
     _, wave_start = cfrkit.evaluation._response_waves(compiled, 0)
-    assert len(wave_start) - 1 > _Chain.DEPTH and np.diff(wave_start).max() < 512
+    assert len(wave_start) - 1 > DEPTH and np.diff(wave_start).max() < 512
     policy = cfrkit.Policy.uniform(compiled)
     # player 0 gains 1.5 by taking "a" (1 instead of the uniform mix's -0.5); player 1 nothing
     assert cfrkit.nash_conv(compiled, policy, threads=TWO) == 1.5
-    assert cfrkit.best_response(compiled, policy, 0, threads=TWO).policy[str(_Chain.DEPTH)] == "a"
+    assert cfrkit.best_response(compiled, policy, 0, threads=TWO).policy[str(DEPTH)] == "a"
 
 
 def test_concurrent_trainers(parallel_everywhere):

@@ -441,13 +441,13 @@ def _check_state(name: str, trainer, fresh: TrainerState) -> None:
             raise fail(f"state/{array}", "holds a product of discounts that is not a frexp mantissa")
     exponent, scale = state.discount_exponent[1], state.discount_scale[1]  # the current product
 
-    def not_below_current(earlier_exponent: np.ndarray, earlier_scale: np.ndarray) -> bool:
+    def at_least_current(earlier_exponent: np.ndarray, earlier_scale: np.ndarray) -> bool:
         return bool(np.all((earlier_exponent > exponent)
                            | ((earlier_exponent == exponent) & (earlier_scale >= scale))))
 
-    if not not_below_current(state.discount_exponent[0], state.discount_scale[0]):
+    if not at_least_current(state.discount_exponent[0], state.discount_scale[0]):
         raise fail("state/discount_exponent", "holds a product of discounts that grew")
-    if not not_below_current(state.stamp_exponent, state.stamp_scale):
+    if not at_least_current(state.stamp_exponent, state.stamp_scale):
         raise fail("state/stamp_exponent", "holds an infoset's product of discounts below the "
                    "current one")
     if fresh.rng.any() and not state.rng.any():
