@@ -109,6 +109,28 @@ def test_bad_compile_arguments_are_named_as_compile_game_names_them():
         from_openspiel("kuhn_poker", max_nodes=10)
 
 
+def test_a_failing_first_child_is_named_at_its_intact_parent(monkeypatch):
+    # the walk applies a node's first action to the state itself; when that fails halfway
+    # (here: applied, then raising), the message shows the parent replayed from the root,
+    # not the half-changed state
+    apply_action = pyspiel.State.apply_action
+
+    def half_done(state, action):
+        at = state.history()
+        apply_action(state, action)
+        if at == [0, 1] and action == 0:
+            raise RuntimeError("boom")
+
+    monkeypatch.setattr(pyspiel.State, "apply_action", half_done)
+    game = cfrkit.openspiel.OpenSpielGame(pyspiel.load_game("kuhn_poker"))
+    with pytest.raises(cfrkit.GameError) as info:
+        compile_game(game)
+    message = str(info.value)
+    assert message.endswith("history [0, 1] (OpenSpielState([0, 1])): child(0) raised "
+                            "RuntimeError: boom")  # not OpenSpielState([0, 1, 0])
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
 def test_rejects_other_arguments():
     with pytest.raises(TypeError, match="pyspiel.Game"):
         from_openspiel(42)

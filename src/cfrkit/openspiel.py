@@ -160,7 +160,8 @@ class OpenSpielGame(Game):
         whose answers may be of any type. Otherwise it walks the states depth first like
         :meth:`cfrkit.tree.walk.Walk.walk_histories`, into the same records, with the
         cheapest pyspiel calls measured (``child`` rather than ``clone`` and
-        ``apply_action``; the information-state string, the cfrkit key): pyspiel's answers are
+        ``apply_action``, but ``apply_action`` in place for the first child, whose parent is
+        not needed after it; the information-state string, the cfrkit key): pyspiel's answers are
         typed already, so it checks only what typing does not promise -- an infoset's player
         and actions against its first history, distinct actions and outcomes, chance
         probabilities that sum to 1, the number of returns (their bounds once after the walk,
@@ -312,14 +313,21 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
         created += len(actions)
         if created > limit:
             limit = walk.over_limit(len(flushed) + len(buffer) - 1, created)
+        # last first, so that the first child is visited first; the first child is the state
+        # itself, its action applied in place: nothing reads the state after this, and a
+        # clone fewer per internal node saves about 6% of a bare walk of liar's dice
         child = state.child
         try:
-            for action in reversed(actions):  # last first: the first child is visited first
+            for action in reversed(actions[1:]):
                 push(child(action))
+            action = actions[0]
+            state.apply_action(action)
         except Exception as exc:
             node = len(flushed) + len(buffer) - 1
             call = f"child({short_repr(action, 24)})"
-            raise walk.raised(node, _OpenSpielHistory(state, game), call, exc) from exc
+            # the path replayed from the root: apply_action may have left the state half-done
+            raise walk.raised(node, walk.history_at(node), call, exc) from exc
+        push(state)
     walk.created = created
 
 

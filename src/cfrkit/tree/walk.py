@@ -313,7 +313,7 @@ class Walk:
             where += f" ({short_repr(history, 80)})"
         return GameError(f"{self.game_text}: {where}: {message}")
 
-    def raised(self, node: int, history: History, call: str, exc: Exception) -> GameError:
+    def raised(self, node: int, history: History | None, call: str, exc: Exception) -> GameError:
         if isinstance(exc, MemoryError):
             raise exc  # the walk as a whole ran out of memory: compile_game reports it
         return self.error(node, history, f"{call} raised {_exception_text(exc)}")
