@@ -109,6 +109,32 @@ def test_labels_keep_their_type(tmp_path):
     assert list(loaded["ints"]) == [1, "1", ("a", (2, 2.5, None)), 7]
 
 
+def test_equal_action_tuples_of_other_types_keep_their_own_labels(tmp_path):
+    # (1, 2), (True, 2) and (1.0, 2) are equal tuples; saving and loading remember each
+    # infoset's labels per distinct tuple, and must not hand one infoset another's
+    game = SpecGame(D(0, "root", *[
+        (name, D(1, name, (first, T(1, -1)), (2, T(0, 0))))
+        for name, first in [("int", 1), ("bool", True), ("float", 1.0), ("tuple", (1,)),
+                            ("bool tuple", (True,))]
+    ]))
+    policy = random_policy(game, seed=5)
+    path = policy.save(tmp_path / "equal.json")
+    data = json.loads(path.read_text())
+    entries = {e["key"]: e["actions"] for e in data["infosets"]}
+    assert entries["int"] == [1, 2] and type(entries["int"][0]) is int
+    assert entries["bool"] == [True, 2] and type(entries["bool"][0]) is bool
+    assert entries["float"] == [1.0, 2] and type(entries["float"][0]) is float
+    assert entries["tuple"] == [{"tuple": [1]}, 2]
+    assert entries["bool tuple"] == [{"tuple": [True]}, 2]
+    assert same_bits(load_policy(path, game).table, policy.table)
+    for entry in data["infosets"]:  # the int labels in the bool infoset's row: not its actions
+        if entry["key"] == "bool":
+            entry["actions"] = [1, 2]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="infoset 'bool': unknown action 1 "):
+        load_policy(path, game)
+
+
 @pytest.mark.parametrize(
     "key, index, written, shown",
     [

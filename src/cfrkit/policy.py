@@ -20,7 +20,8 @@ from ._files import replacing
 from ._text import short_repr
 from .game import Game
 from .tree import CompiledGame, compile_game
-from .tree.store import _decode_label  # files name labels alike; a policy matches them to the game's
+# files name labels alike; a policy matches them to the game's
+from .tree.store import _decode_label, _fast_key
 
 __all__ = ["Policy", "load_policy", "policy_rows"]
 
@@ -305,18 +306,22 @@ class Policy(Mapping):
         compiled = self._game
         first = compiled.tree.infoset_first_slot
         table = self._table.tolist()
+        encoded: dict[tuple, list] = {}  # games repeat a few action tuples: encode each once
         entries = []
         for i in self._sorted_infosets():
             key = compiled.infoset_keys[i]
             actions = compiled.infoset_actions[i]
-            labels = []
-            for action in actions:
-                try:
-                    labels.append(_encode_label(action))
-                except ValueError as exc:
-                    raise ValueError(f"infoset {key!r}: action {action!r} {exc}") from None
-            if len({_canonical(label) for label in labels}) != len(labels):
-                raise ValueError(f"infoset {key!r}: actions {actions!r} look alike in JSON")
+            labels = encoded.get(_tuple_key(actions))
+            if labels is None:
+                labels = []
+                for action in actions:
+                    try:
+                        labels.append(_encode_label(action))
+                    except ValueError as exc:
+                        raise ValueError(f"infoset {key!r}: action {action!r} {exc}") from None
+                if len({_canonical(label) for label in labels}) != len(labels):
+                    raise ValueError(f"infoset {key!r}: actions {actions!r} look alike in JSON")
+                encoded[_tuple_key(actions)] = labels
             probs = table[first[i] : first[i] + len(actions)]
             if not all(math.isfinite(p) for p in probs):
                 raise ValueError(f"infoset {key!r}: probabilities {probs!r} are not finite")
@@ -509,9 +514,10 @@ def load_policy(path: str | os.PathLike[str], game: Game | CompiledGame) -> Poli
         else ""
     )
     mapping: dict[str, Any] = {}
+    reader = _EntryReader(compiled)
     for index, entry in enumerate(entries):
         try:
-            key, row = _read_entry(compiled, index, entry)
+            key, row = reader.read(index, entry)
         except ValueError as exc:
             raise fail(f"{exc}{mismatch}") from exc
         if key in mapping:
@@ -523,48 +529,75 @@ def load_policy(path: str | os.PathLike[str], game: Game | CompiledGame) -> Poli
         raise fail(f"{exc}{mismatch}") from exc
 
 
-def _read_entry(compiled: CompiledGame, index: int, entry: object) -> tuple[str, Any]:
-    """Item ``index`` of ``"infosets"`` as ``(key, row)``, ``row`` keyed by the game's own
-    action labels for :meth:`Policy.from_dict` to check; raises ``ValueError``."""
-    fields = ("key", "player", "actions", "probabilities")
-    if not isinstance(entry, dict) or not all(f in entry for f in fields):
-        raise ValueError(f"infoset #{index} is not an object with {', '.join(fields)}")
-    key, player, labels, probs = (entry[f] for f in fields)
-    if not isinstance(key, str):
-        raise ValueError(f"infoset #{index}: key {key!r} is not a string")
-    if not isinstance(labels, list) or not isinstance(probs, list) or len(labels) != len(probs):
-        raise ValueError(f"infoset {key!r}: actions and probabilities must be lists of one length")
-    for prob in probs:
-        if isinstance(prob, bool) or not isinstance(prob, (int, float)):
-            raise ValueError(f"infoset {key!r}: probability {prob!r} is not a number")
-    infoset = compiled.key_index.get(key)
-    if infoset is None:  # from_dict names the unknown key
-        return key, probs
-    expected = int(compiled.tree.infoset_player[infoset])
-    if type(player) is not int or player != expected:
-        raise ValueError(f"infoset {key!r} is player {expected}'s, the file says {player!r}")
-    actions = compiled.infoset_actions[infoset]
-    known = {}
-    for action in actions:
+class _EntryReader:
+    """Reads the items of a policy file's ``"infosets"`` against one compiled game, keeping
+    per action tuple met so far its actions by their canonical encoding (games repeat a few
+    action tuples)."""
+
+    FIELDS = ("key", "player", "actions", "probabilities")
+
+    def __init__(self, compiled: CompiledGame) -> None:
+        self.key_index = compiled.key_index
+        self.players = compiled.tree.infoset_player.tolist()
+        self.actions = compiled.infoset_actions
+        self.known: dict[tuple, dict] = {}
+
+    def malformed(self, index: int) -> ValueError:
+        return ValueError(f"infoset #{index} is not an object with {', '.join(self.FIELDS)}")
+
+    def read(self, index: int, entry: object) -> tuple[str, Any]:
+        """Item ``index`` as ``(key, row)``, ``row`` keyed by the game's own action labels for
+        :meth:`Policy.from_dict` to check; raises ``ValueError``."""
+        if not isinstance(entry, dict):
+            raise self.malformed(index)
         try:
-            known[_canonical(_encode_label(action))] = action
-        except ValueError:  # a label no file can name
-            pass
-    row: dict[Hashable, float] = {}
-    for value, prob in zip(labels, probs):
-        try:
-            label = _decode_label(value)
-            action = known.get(_canonical(_encode_label(label)), _MISSING)
-        except ValueError:
-            raise ValueError(f"infoset {key!r}: {value!r} is not an action label") from None
-        if action is _MISSING:
-            raise ValueError(
-                f"infoset {key!r}: unknown action {label!r} (actions are {actions!r})"
-            )
-        if action in row:
-            raise ValueError(f"infoset {key!r}: action {label!r} is listed twice")
-        row[action] = prob
-    return key, row
+            key, player = entry["key"], entry["player"]
+            labels, probs = entry["actions"], entry["probabilities"]
+        except KeyError:
+            raise self.malformed(index) from None
+        if not isinstance(key, str):
+            raise ValueError(f"infoset #{index}: key {key!r} is not a string")
+        if not isinstance(labels, list) or not isinstance(probs, list) or len(labels) != len(probs):
+            raise ValueError(f"infoset {key!r}: actions and probabilities must be lists of one length")
+        for prob in probs:
+            if type(prob) is not float and (isinstance(prob, bool)
+                                            or not isinstance(prob, (int, float))):
+                raise ValueError(f"infoset {key!r}: probability {prob!r} is not a number")
+        infoset = self.key_index.get(key)
+        if infoset is None:  # from_dict names the unknown key
+            return key, probs
+        expected = self.players[infoset]
+        if type(player) is not int or player != expected:
+            raise ValueError(f"infoset {key!r} is player {expected}'s, the file says {player!r}")
+        actions = self.actions[infoset]
+        known = self.known.get(_tuple_key(actions))
+        if known is None:
+            known = {}
+            for action in actions:
+                try:
+                    known[_canonical(_encode_label(action))] = action
+                except ValueError:  # a label no file can name
+                    pass
+            self.known[_tuple_key(actions)] = known
+        row: dict[Hashable, float] = {}
+        for value, prob in zip(labels, probs):
+            kind = type(value)
+            if kind is str or kind is int:  # decoded and encoded, itself: its canonical key
+                label, action = value, known.get((kind, value), _MISSING)
+            else:
+                try:
+                    label = _decode_label(value)
+                    action = known.get(_canonical(_encode_label(label)), _MISSING)
+                except ValueError:
+                    raise ValueError(f"infoset {key!r}: {value!r} is not an action label") from None
+            if action is _MISSING:
+                raise ValueError(
+                    f"infoset {key!r}: unknown action {label!r} (actions are {actions!r})"
+                )
+            if action in row:
+                raise ValueError(f"infoset {key!r}: action {label!r} is listed twice")
+            row[action] = prob
+        return key, row
 
 
 _MISSING = object()
@@ -594,8 +627,15 @@ def _encode_label(label: object) -> Any:
     )
 
 
-def _canonical(encoded: Any) -> str:
-    """A string equal for two encoded labels exactly when they stand for the same label."""
+def _canonical(encoded: Any) -> Hashable:
+    """A key equal for two encoded labels exactly when they stand for the same label, that is
+    when their JSON texts are equal: a scalar with its type (a float by its ``repr``, so ``0.0``
+    and ``-0.0`` differ, as in JSON), anything else by its JSON text."""
+    kind = type(encoded)
+    if kind is str or kind is int or kind is bool or encoded is None:
+        return (kind, encoded)
+    if kind is float:
+        return (kind, repr(encoded))
     return json.dumps(encoded, sort_keys=True)
 
 
@@ -604,6 +644,14 @@ def _strict(label: Hashable) -> tuple:
     if isinstance(label, tuple):
         return (tuple, tuple(_strict(item) for item in label))
     return (type(label), label)
+
+
+def _tuple_key(actions: tuple) -> tuple:
+    """A dict key for an action tuple that tells ``(1,)``, ``(1.0,)`` and ``(True,)`` apart:
+    the tuple itself when its labels are all exactly ``str`` or ``int`` (the usual case),
+    else its :func:`_strict` form (which starts with the type ``tuple``, so the two kinds of
+    key never meet)."""
+    return _fast_key(actions) or _strict(actions)
 
 
 def _label_columns(rows: list[tuple[Hashable, ...]]) -> dict[tuple, int] | None:
@@ -635,14 +683,19 @@ def policy_rows(compiled: CompiledGame, mapping: Mapping) -> dict[int, np.ndarra
             f"got {type(mapping).__name__}"
         )
     rows: dict[int, np.ndarray] = {}
+    # an action's position, per distinct action tuple (as equal dict keys, 1 and True share a
+    # position either way)
+    positions: dict[tuple, dict[Hashable, int]] = {}
     for key, row in mapping.items():
         infoset = compiled.key_index.get(key) if isinstance(key, str) else None
         if infoset is None:
             raise ValueError(f"unknown infoset key {key!r} for {compiled.game!r}")
         actions = compiled.infoset_actions[infoset]
-        probs = np.zeros(len(actions))
+        probs = [0.0] * len(actions)
         if isinstance(row, Mapping):
-            position = {a: i for i, a in enumerate(actions)}
+            position = positions.get(actions)
+            if position is None:
+                position = positions[actions] = {a: i for i, a in enumerate(actions)}
             seen: set[int] = set()
             for action, prob in row.items():
                 i = position.get(action)
@@ -667,7 +720,7 @@ def policy_rows(compiled: CompiledGame, mapping: Mapping) -> dict[int, np.ndarra
         total = math.fsum(probs)
         if abs(total - 1.0) > _ROW_TOLERANCE:
             raise ValueError(f"infoset {key!r}: probabilities sum to {total!r}, not 1")
-        rows[infoset] = probs
+        rows[infoset] = np.array(probs)
     return rows
 
 
@@ -695,16 +748,21 @@ def _texts(action: Hashable) -> set[str]:
 
 
 def _probability(key: str, action: Hashable, prob: object) -> float:
-    where = f"infoset {short_repr(key, 40)}, action {short_repr(action, 24)}"
+    if type(prob) is float and 0.0 <= prob < math.inf:  # the common case, checked at once
+        return prob
+
+    def where() -> str:  # the message's start, built only for a message
+        return f"infoset {short_repr(key, 40)}, action {short_repr(action, 24)}"
+
     # float() would read "0.5" and True as numbers; a policy file refuses them too
     if isinstance(prob, (str, bytes, bool, np.bool_)):
-        raise ValueError(f"{where}: {short_repr(prob, 24)} is not a number")
+        raise ValueError(f"{where()}: {short_repr(prob, 24)} is not a number")
     try:
         value = float(prob)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"{where}: {short_repr(prob, 24)} is not a number") from None
+        raise ValueError(f"{where()}: {short_repr(prob, 24)} is not a number") from None
     except OverflowError:
-        raise ValueError(f"{where}: probability {short_repr(prob, 24)} is invalid") from None
+        raise ValueError(f"{where()}: probability {short_repr(prob, 24)} is invalid") from None
     if not math.isfinite(value) or value < 0.0:
-        raise ValueError(f"{where}: probability {value!r} is invalid")
+        raise ValueError(f"{where()}: probability {value!r} is invalid")
     return value

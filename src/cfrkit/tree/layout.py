@@ -474,6 +474,9 @@ class _ReadOnlyDict(Mapping):
     def __getitem__(self, key):
         return self._data[key]
 
+    def get(self, key, default=None):  # the dict's own: Mapping.get goes through a try
+        return self._data.get(key, default)
+
     def __iter__(self):
         return iter(self._data)
 
