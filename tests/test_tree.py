@@ -1,6 +1,9 @@
 """compile_game: the flat layout, and one test per malformed-game GameError."""
 
+import dataclasses
+import gc
 import math
+import weakref
 
 import numpy as np
 import pytest
@@ -44,6 +47,44 @@ def test_compile_is_cached_per_game_object():
     assert compile_game(game) is compile_game(game)
     assert compile_game(KuhnPoker()) is not compile_game(game)
     assert cfrkit.VanillaCFR(game).game is compile_game(game)
+
+
+def test_a_compiled_game_is_freed_with_its_game():
+    # the cache must not keep every game ever compiled alive (the tree refers to its game)
+    game = KuhnPoker(players=3)
+    compiled = weakref.ref(compile_game(game))
+    trainer = cfrkit.VanillaCFR(game)  # holds the tree, and through it the game
+    assert trainer.game is compiled() and compile_game(game) is compiled()
+    del game
+    gc.collect()
+    assert compiled() is trainer.game
+    del trainer
+    gc.collect()
+    assert compiled() is None
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class _FrozenChoice(cfrkit.Game):
+    """A frozen dataclass: its own __setattr__ refuses every attribute."""
+
+    payoff: float
+    num_players: int = 2
+    name: str = "frozen choice"
+
+    def root(self) -> History:
+        return SpecGame(D(0, "root", ("a", T(self.payoff, -self.payoff)), ("b", T(0, 0)))).root()
+
+
+class _Unhashable(SpecGame):
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_frozen_and_unhashable_games_are_cached_too():
+    frozen = _FrozenChoice(1.0)
+    assert compile_game(frozen) is compile_game(frozen)
+    assert compile_game(_FrozenChoice(1.0)) is not compile_game(frozen)  # per object, not per value
+    unhashable = _Unhashable(D(0, "root", ("a", T(1, -1)), ("b", T(0, 0))))
+    assert compile_game(unhashable) is compile_game(unhashable)
 
 
 def test_tree_arrays_are_read_only():

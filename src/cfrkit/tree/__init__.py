@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gc
 import os
-import weakref
 
 from ..game import Game, GameError
 from .layout import CHANCE, DECISION, TERMINAL, CompiledGame, GameTree, flatten
@@ -31,7 +30,25 @@ __all__ = [
 
 DEFAULT_MAX_NODES = 20_000_000
 
-_compiled: "weakref.WeakKeyDictionary[Game, CompiledGame]" = weakref.WeakKeyDictionary()
+# A game's compiled tree is kept in the game object's own __dict__. A module-level table keyed
+# weakly by games would keep every game ever compiled alive, with its tree: the tree refers to
+# its game, so the table's value holds its own key. As an attribute it forms a cycle the
+# garbage collector frees with the game (and a pickle or copy of the game carries it along).
+_CACHE_ATTRIBUTE = "_cfrkit_compiled"
+
+
+def _cached(game: Game) -> CompiledGame | None:
+    """``game``'s compiled tree, if it has been compiled (read from ``__dict__`` itself, so a
+    game's own ``__getattr__`` is never asked)."""
+    state = getattr(game, "__dict__", None)
+    return state.get(_CACHE_ATTRIBUTE) if isinstance(state, dict) else None
+
+
+def _remember(game: Game, compiled: CompiledGame) -> None:
+    try:
+        object.__setattr__(game, _CACHE_ATTRIBUTE, compiled)  # past a frozen dataclass's too
+    except (AttributeError, TypeError):  # no __dict__ (slots only): compiled again next time
+        pass
 
 
 def compile_game(
@@ -45,7 +62,8 @@ def compile_game(
     """Walk ``game`` once, validate it, and flatten it into a :class:`CompiledGame`.
 
     The result is cached per game object, so every trainer and evaluation call on the same game
-    shares one tree; a :class:`CompiledGame` passed in is returned as it is. With
+    shares one tree, which is freed with the game; a :class:`CompiledGame` passed in is
+    returned as it is. With
     ``cache_dir``, it is also kept on disk for the next process.
 
     Parameters
@@ -118,16 +136,13 @@ def compile_game(
     def compile() -> CompiledGame:
         return _compile(game, max_nodes, max_memory, progress)
 
-    try:
-        cached = _compiled.get(game)
-    except TypeError:  # an unhashable game object: compile without caching in memory
-        return compile() if cache_dir is None else store.load_or_compile(game, cache_dir, compile)
+    cached = _cached(game)
     if cache_dir is not None:
         # in memory already: only make sure the file exists
         cached = store.load_or_compile(game, cache_dir, compile, cached)
     elif cached is None:
         cached = compile()
-    _compiled[game] = cached
+    _remember(game, cached)
     return cached
 
 
@@ -175,7 +190,7 @@ def load_compiled(path: str | os.PathLike[str]) -> CompiledGame:
     True
     """
     compiled, _ = store._read(os.fspath(path), None)
-    _compiled[compiled.game] = compiled
+    _remember(compiled.game, compiled)
     return compiled
 
 
