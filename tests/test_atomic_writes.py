@@ -3,12 +3,18 @@ for checkpoints, compiled games, policies and sweep tables."""
 
 from __future__ import annotations
 
+import errno
 import os
+import resource
+import signal
 import stat
+import threading
+import time
 
 import pytest
 
 import cfrkit
+from cfrkit._files import STALE_SECONDS
 from cfrkit.games import KuhnPoker
 
 WRITERS = {
@@ -64,3 +70,62 @@ def test_a_sweep_table_is_written_the_same_way(tmp_path):
     with pytest.raises(IsADirectoryError) as info:
         _Table(None, {}).write(csv, parquet)
     assert info.value.filename == str(parquet)
+
+
+@pytest.mark.parametrize("what", sorted(WRITERS))
+def test_a_symbolic_link_is_followed_and_kept(what, tmp_path):
+    (tmp_path / "runs").mkdir()
+    real = tmp_path / "runs" / "r7"
+    real.write_bytes(b"old")
+    link = tmp_path / "latest"
+    link.symlink_to(real)
+    WRITERS[what](link)
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_bytes() != b"old"  # the file the link names holds the new contents
+    assert sorted(os.listdir(tmp_path / "runs")) == ["r7"]
+
+
+@pytest.mark.parametrize("what", sorted(WRITERS))
+def test_a_named_pipe_is_written_into_not_replaced(what, tmp_path):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    WRITERS[what](pipe)
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)  # still the pipe, not a file in its place
+    assert received and len(received[0]) > 100
+    assert os.listdir(tmp_path) == ["pipe"]
+
+
+@pytest.mark.parametrize("what", sorted(WRITERS))
+def test_a_file_too_large_is_named_and_the_old_file_kept(what, tmp_path):
+    # the file-size limit stands in for a full disk: the write fails halfway through
+    target = tmp_path / "out"
+    target.write_bytes(b"old")
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG, not a signal
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100, limits[1]))
+    try:
+        with pytest.raises(OSError) as info:
+            WRITERS[what](target)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, handler)
+    assert info.value.errno == errno.EFBIG and info.value.filename == str(target)
+    assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["out"]
+
+
+def test_temporary_files_a_killed_writer_left_are_removed_later(tmp_path):
+    target = tmp_path / "out.npz"
+    stale, fresh = tmp_path / ".out.npz.0123456789ab.tmp", tmp_path / ".out.npz.ba9876543210.tmp"
+    other = tmp_path / ".other.npz.0123456789ab.tmp"  # another target's: not this write's to judge
+    for path in (stale, fresh, other):
+        path.write_bytes(b"half")
+    old = time.time() - STALE_SECONDS - 60
+    for path in (stale, other):
+        os.utime(path, (old, old))
+    WRITERS["policy"](target)
+    assert sorted(os.listdir(tmp_path)) == sorted([".other.npz.0123456789ab.tmp", "out.npz",
+                                                   ".out.npz.ba9876543210.tmp"])

@@ -11,11 +11,18 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["file_in_the_way", "replacing"]
+__all__ = ["STALE_SECONDS", "file_in_the_way", "replacing"]
+
+
+# a temporary file older than this beside a target is a leftover of a writer that was killed
+# (SIGKILL, a lost machine) between creating and renaming it: the next write removes it. A live
+# writer touches its file as it writes, and renames it seconds after.
+STALE_SECONDS = 3600.0
 
 
 @contextlib.contextmanager
@@ -24,30 +31,69 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     replaces ``path``. If the body raises, ``path`` is untouched and the new file removed.
 
     The new file gets the permissions of any new file under the umask (``tempfile.mkstemp``'s
-    would be 0600). An ``OSError`` names ``path``, not the temporary name: a directory in its
-    place, a folder that does not exist or cannot be written.
+    would be 0600). A symbolic link is followed: the file it points to is replaced, and the
+    link stays. An existing target that is not a regular file (``/dev/null``, a named pipe) is
+    yielded itself and written in place: it cannot be replaced, and holds no old contents to
+    keep. Temporary files of this target left for over :data:`STALE_SECONDS` by a writer that
+    was killed are removed once the new file is in place.
+
+    Raises
+    ------
+    OSError
+        Naming ``path``, not the temporary name: a directory in its place, a folder that does
+        not exist or cannot be written, a disk that fills up while writing.
     """
-    target = Path(os.fspath(path))
+    target = Path(os.path.realpath(os.fspath(path)))  # a link's file, not the link
     if target.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "is a directory", str(target))
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    if target.exists() and not target.is_file():
+        with _named(path):
+            yield target
+        return
     # the same folder: a rename must not cross file systems
     temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
-    try:
+    with _named(path):
         os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-    except OSError as exc:
-        raise OSError(exc.errno, f"cannot write: {exc.strerror}", str(target)) from exc
     try:
-        yield temporary
-        descriptor = os.open(temporary, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)  # on disk before the rename, so a crash leaves no empty file
-        finally:
-            os.close(descriptor)
-        os.replace(temporary, target)
+        with _named(path):
+            yield temporary
+            descriptor = os.open(temporary, os.O_RDONLY)
+            try:
+                os.fsync(descriptor)  # on disk before the rename, so a crash leaves no empty file
+            finally:
+                os.close(descriptor)
+            os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+    _remove_stale(target)
+
+
+@contextlib.contextmanager
+def _named(path: str | os.PathLike[str]) -> Iterator[None]:
+    """An ``OSError`` inside, re-raised with ``path`` as its file name (the same subclass, by
+    its errno): what failed is writing ``path``, whatever name the error carried."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno is None:
+            raise OSError(f"{os.fspath(path)}: {exc}") from exc
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
+
+
+def _remove_stale(target: Path) -> None:
+    """Remove this target's temporary files older than :data:`STALE_SECONDS`."""
+    prefix, now = f".{target.name}.", time.time()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(target.parent):
+            name = entry.name
+            if not (name.startswith(prefix) and name.endswith(".tmp")
+                    and len(name) == len(prefix) + 16):  # 12 hex digits and ".tmp"
+                continue
+            with contextlib.suppress(OSError):  # gone already, or another writer's to remove
+                if now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS:
+                    os.unlink(entry.path)
 
 
 def file_in_the_way(folder: str | os.PathLike[str]) -> Path | None:
