@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -353,3 +354,31 @@ def test_quiet_called_from_python_leaves_the_environment_as_it_was(monkeypatch, 
     monkeypatch.setenv("CFRKIT_QUIET", "yes")
     assert main(["solve", "kuhn", "--iterations", "5", "--quiet"]) == 0
     assert os.environ["CFRKIT_QUIET"] == "yes"
+
+
+def test_a_json_or_plot_that_fails_midway_keeps_the_old_file(monkeypatch, tmp_path, capsys):
+    # the file-size limit stands in for a full disk: each write fails partway, and the old
+    # file stays whole (not a truncated new one in its place)
+    pytest.importorskip("matplotlib")
+    from cfrkit.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    outputs = ["--json", "r.json", "--plot", "r.png"]
+    assert main(["solve", "kuhn", "--iterations", "5", "--quiet", *outputs]) == 0
+    old = {name: (tmp_path / name).read_bytes() for name in ("r.json", "r.png")}
+    capsys.readouterr()
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG, not a signal
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200, limits[1]))
+    try:
+        status = main(["solve", "kuhn", "--iterations", "10", "--quiet", *outputs])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, handler)
+    assert status == 1
+    assert capsys.readouterr().err == (
+        "cfrkit: --json r.json: not written: File too large\n"
+        "cfrkit: --plot r.png: not written: File too large\n")
+    assert {name: (tmp_path / name).read_bytes() for name in old} == old
+    assert sorted(os.listdir(tmp_path)) == ["r.json", "r.png"]

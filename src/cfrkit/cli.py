@@ -23,6 +23,7 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -48,7 +49,7 @@ from .trainers import (
     PrunedCFR,
     VanillaCFR,
 )
-from ._files import file_in_the_way
+from ._files import file_in_the_way, replacing
 from ._text import first_line, short_repr
 from .trainers.base import MAX_SEED
 from .tree import compile_game
@@ -567,7 +568,7 @@ def _solve(args) -> int:
         from . import plot
 
         written &= _write_output("--plot", args.plot,
-                                 lambda path: plot.convergence(record).savefig(path))
+                                 lambda path: _save_figure(plot.convergence(record), path))
     return 0 if written else EXIT_FAILED
 
 
@@ -644,12 +645,13 @@ def _sweep(args) -> int:
     for trainer, name, values in args.param:
         params.setdefault(trainer, {}).setdefault(name, []).extend(values)
     try:
-        table = sweep(
-            args.games, args.trainers, params=params, seeds=args.seeds,
-            target_nash_conv=args.target, max_iterations=args.max_iterations,
-            time_limit=args.time_limit, output=args.output, address=args.address,
-            num_cpus=args.num_cpus, progress=not args.quiet, cache_dir=args.cache_dir,
-        )
+        with _table_write_failures(args.output) as unwritten:
+            table = sweep(
+                args.games, args.trainers, params=params, seeds=args.seeds,
+                target_nash_conv=args.target, max_iterations=args.max_iterations,
+                time_limit=args.time_limit, output=args.output, address=args.address,
+                num_cpus=args.num_cpus, progress=not args.quiet, cache_dir=args.cache_dir,
+            )
     except ValueError as exc:  # a bad grid, found before anything ran
         raise UsageError(str(exc)) from None
     except ConnectionError as exc:  # no Ray cluster there
@@ -657,15 +659,44 @@ def _sweep(args) -> int:
                  else f"RAY_ADDRESS={os.environ.get('RAY_ADDRESS', '')}")
         raise UsageError(f"{where}: {first_line(exc)}") from None
     print(_sweep_summary(table))
+    from .sweeps import AT_THE_END
+
+    if unwritten and unwritten[-1] == AT_THE_END:
+        return EXIT_FAILED  # said on stderr as it happened; the summary is all there is
     csv, parquet = (os.path.abspath(p) for p in _sweep_files(args.output))
     print(f"\ntable: {csv} and {parquet}")
     if args.plot is not None:
         from . import plot
 
         # the table is written: a plot that fails (no successful run) only sets the status
-        if not _write_output("--plot", args.plot, lambda path: plot.sweep(table).savefig(path)):
+        if not _write_output("--plot", args.plot, lambda path: _save_figure(plot.sweep(table), path)):
             return EXIT_FAILED
     return 0
+
+
+@contextlib.contextmanager
+def _table_write_failures(output: str) -> Iterator[list[str]]:
+    """While a sweep runs: each write of its table that fails, a line on stderr as it comes
+    (``cfrkit: --output ...: not written ...``), and its ``when`` in the list yielded; other
+    warnings as usual."""
+    from .sweeps import TableNotWrittenWarning
+
+    failures: list[str] = []
+    with warnings.catch_warnings():
+        show = warnings.showwarning
+
+        def report(message, category, filename, lineno, file=None, line=None):
+            if not isinstance(message, TableNotWrittenWarning):
+                return show(message, category, filename, lineno, file, line)
+            failures.append(message.when)
+            error = message.error
+            reason = error.strerror if error.strerror else str(error)
+            print(f"cfrkit: --output {output}: not written {message.when}: {reason}",
+                  file=sys.stderr, flush=True)
+
+        warnings.showwarning = report
+        warnings.simplefilter("always", TableNotWrittenWarning)  # each one, not the first only
+        yield failures
 
 
 def _sweep_files(output: str) -> tuple[str, str]:
@@ -718,9 +749,23 @@ def _write_json(path: str, content: dict) -> None:
             return value.item()
         raise TypeError(f"not JSON: {value!r}")
 
-    with open(path, "w") as stream:
-        json.dump(content, stream, indent=1, default=plain)
-        stream.write("\n")
+    text = json.dumps(content, indent=1, default=plain) + "\n"
+    with replacing(path) as temporary, open(temporary, "w") as stream:
+        stream.write(text)
+
+
+def _save_figure(figure, path: str) -> None:
+    """``figure`` to ``path`` in the format its extension names (PNG without one), through a
+    temporary file like every other output, and closed."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    extension = os.path.splitext(path)[1][1:].lower()
+    try:
+        with replacing(path) as temporary:  # named .tmp: the format must be given
+            figure.savefig(temporary, format=extension or matplotlib.rcParams["savefig.format"])
+    finally:
+        plt.close(figure)
 
 
 @contextlib.contextmanager
