@@ -266,6 +266,48 @@ def test_failures_are_rows_and_resume_skips_finished_runs(tmp_path, local_ray):
     assert cfrkit.sweep("rps", "vanilla", max_iterations=10, output=tmp_path).equals(third)
 
 
+def test_a_run_whose_rows_were_cut_short_runs_again(tmp_path, local_ray):
+    # a CSV that lost its end holds a run's first checks only: not done, so it runs again
+    first = cfrkit.sweep("kuhn", ["cfr+", "dcfr"], max_iterations=40, output=tmp_path / "r.csv")
+    runs = _runs(first)
+    cut = first.num_rows - 1  # the dcfr run's last row (grid order) is lost
+    assert first["trainer"][cut].as_py() == "dcfr" and first["last"][cut].as_py()
+    lines = (tmp_path / "r.csv").read_text().splitlines(keepends=True)
+    (tmp_path / "r.csv").write_text("".join(lines[:-1]))
+    (tmp_path / "r.parquet").unlink()
+    second = cfrkit.sweep("kuhn", ["cfr+", "dcfr"], max_iterations=40, output=tmp_path / "r.csv")
+    again = {r["trainer"]: r for r in _runs(second)}
+    assert again["cfr+"] == runs[0]  # kept as it was
+    assert again["dcfr"]["finished_at"] > runs[1]["finished_at"]  # run again, whole
+    assert again["dcfr"]["final_nash_conv"] == runs[1]["final_nash_conv"]
+    assert second.num_rows == first.num_rows
+
+
+def test_a_table_that_cannot_be_written_warns_and_is_returned(tmp_path, local_ray, monkeypatch,
+                                                               capsys):
+    with pytest.raises(ValueError, match=r"^output /proc/results: cannot write in /proc \("):
+        cfrkit.sweep("kuhn", "cfr+", max_iterations=5, output="/proc/results")
+
+    def full(table, where, **options):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pa.parquet, "write_table", full)
+    with pytest.warns(cfrkit.sweeps.TableNotWrittenWarning) as warned:
+        table = cfrkit.sweep("kuhn", "cfr+", max_iterations=20, output=tmp_path / "r")
+    (warning,) = warned
+    assert warning.message.when == "at the end"
+    assert str(warning.message) == ("the sweep table was not written at the end: [Errno 28] No "
+                                    f"space left on device: '{tmp_path / 'r.parquet'}'")
+    assert _runs(table)[0]["final_iteration"] == 20 and os.listdir(tmp_path) == []
+    # the command line: the summary, one line for the table, status 1
+    status = main(["sweep", "--games", "kuhn", "--trainers", "cfr+", "--max-iterations", "20",
+                   "--output", str(tmp_path / "r"), "--quiet"])
+    out, err = capsys.readouterr()
+    assert status == 1 and "kuhn" in out and "table:" not in out
+    assert err == (f"cfrkit: --output {tmp_path / 'r'}: not written at the end: No space left "
+                   "on device\n")
+
+
 def test_a_shared_compiled_game_cache(tmp_path, local_ray):
     # the workers write the compiled game into cache_dir once; the results are those of a
     # sweep without the cache, and a second sweep (another output) finds the file as it was

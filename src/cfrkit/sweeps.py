@@ -28,7 +28,9 @@ import math
 import os
 import socket
 import sys
+import tempfile
 import time
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +53,21 @@ _INSTALL_HINT = "cfrkit.sweep needs Ray and pyarrow: pip install cfrkit[ray]  (o
 # a finished run reaches the files within this many seconds (a killed sweep loses at most
 # these); rewriting both files costs milliseconds for thousands of runs, so it can be short
 _FLUSH_SECONDS = 5.0
+
+
+class TableNotWrittenWarning(RuntimeWarning):
+    """:func:`sweep` could not write its table (a full disk, the folder removed).
+
+    ``when`` says at which write (``"at the end"``, ...) and ``error`` is the ``OSError``. The
+    runs go on; the rows are in the table :func:`sweep` returns.
+    """
+
+    def __init__(self, when: str, error: OSError) -> None:
+        super().__init__(f"the sweep table was not written {when}: {error}")
+        self.when, self.error = when, error
+
+
+AT_THE_END = "at the end"
 
 # the object store of a local Ray instance: the rows of the runs in flight, far below this
 _OBJECT_STORE_BYTES = 128 * 2**20
@@ -422,6 +439,11 @@ def _output_paths(output: str | os.PathLike) -> tuple[Path, Path]:
         stem = path.with_suffix("") if path.suffix in (".csv", ".parquet") else path
         if not stem.parent.is_dir():
             raise ValueError(f"output {text}: folder {stem.parent} does not exist")
+    try:  # before the runs, whose rows could not be kept (os.access says yes to root anywhere)
+        with tempfile.TemporaryFile(dir=stem.parent):
+            pass
+    except OSError as exc:
+        raise ValueError(f"output {text}: cannot write in {stem.parent} ({exc.strerror})") from None
     return stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".parquet")
 
 
@@ -512,6 +534,17 @@ class _Table:
             pa.csv.write_csv(table, temporary)
         return table
 
+    def try_write(self, paths: tuple[Path, Path], when: str) -> bool:
+        """:meth:`write`, with a failure to write (a full disk, a folder removed) a
+        :class:`TableNotWrittenWarning` naming the file rather than an error: the rows stay
+        here, and the next write (or the table returned) still has them. True if written."""
+        try:
+            self.write(*paths)
+        except OSError as exc:
+            warnings.warn(TableNotWrittenWarning(when, exc), stacklevel=3)
+            return False
+        return True
+
 
 # -- Ray -----------------------------------------------------------------------------------------
 
@@ -593,8 +626,11 @@ def sweep(
       while runs finish and at the end, also on Ctrl-C, so an interrupted sweep keeps the runs
       it finished. Started again with the same ``output``, a sweep skips every run whose
       ``run_id`` (a hash of game, trainer, params, seed and stopping rule) the file holds with
-      status ``ok``, runs again those that failed, and keeps rows of runs outside its grid: one
-      output can collect several sweeps.
+      status ``ok`` down to its last row, runs again those that failed (or whose rows were cut
+      short), and keeps rows of runs outside its grid: one output can collect several sweeps.
+      The folder must be writable when the sweep starts; a write that fails later (a full
+      disk) warns and the sweep goes on, and the table is returned whether or not the last
+      write worked.
 
     Parameters
     ----------
@@ -662,11 +698,18 @@ def sweep(
     ValueError
         For a bad grid (unknown game, trainer or parameter, a parameter value that is not
         plain, a bad seed), no stopping rule, or an ``output`` in a folder that does not exist,
-        under a file, or holding a table that is not a sweep's.
+        cannot be written, is under a file, or holds a table that is not a sweep's.
     ImportError
         If Ray or pyarrow is not installed (``pip install cfrkit[ray]``).
     KeyboardInterrupt
         On Ctrl-C: the runs finished so far are written, the others cancelled.
+
+    Warns
+    -----
+    TableNotWrittenWarning
+        A ``RuntimeWarning``, when the table cannot be written to ``output`` (a full disk, the
+        folder removed), naming the file and the reason; the runs go on, and the rows are in
+        the table returned.
 
     Examples
     --------
@@ -711,7 +754,10 @@ def sweep(
     done = set()
     if previous is not None:
         pa = _pyarrow()
-        ok = previous.filter(pa.compute.equal(previous["status"], "ok"))
+        # a run is done when its last row says it finished: a table cut short (a CSV whose
+        # end was lost) may hold a run's first checks only, and the run goes again
+        ok = previous.filter(pa.compute.and_(pa.compute.equal(previous["status"], "ok"),
+                                             previous["last"]))
         done = set(ok["run_id"].to_pylist()) & set(order)
     todo = [task for task in runs if task["run_id"] not in done]
     if progress and done:
@@ -721,7 +767,9 @@ def sweep(
     if todo:
         _run_all(todo, table, paths, address, num_cpus, cpus_per_run, runtime_env, progress,
                  cache_dir)
-    result = table.table() if paths is None else table.write(*paths)
+    if paths is not None:
+        table.try_write(paths, AT_THE_END)
+    result = table.table()
     pa = _pyarrow()
     mine = result.filter(pa.compute.is_in(result["run_id"], value_set=pa.array(list(order), pa.string())))
     # grid order: the rows of each run stay together and in order of their checks
@@ -762,17 +810,17 @@ def _run_all(todo, table: _Table, paths, address, num_cpus, cpus_per_run, runtim
                         print(f"cfrkit sweep: [{finished}/{len(todo)}] {_describe(rows[0])}",
                               file=sys.stderr, flush=True)
                 if paths is not None and ready and time.monotonic() - last_write >= _FLUSH_SECONDS:
-                    table.write(*paths)
+                    table.try_write(paths, f"after {finished} runs (the sweep goes on)")
                     last_write = time.monotonic()
         except BaseException as exc:
             # Ctrl-C (or a failure of the driver): keep what finished, stop what did not
             for ref in pending:
                 with contextlib.suppress(Exception):
                     ray.cancel(ref, force=True)
-            if paths is not None:
-                table.write(*paths)
+            # a failure to write warns: it must not hide the interrupt or error that stops us
+            written = paths is not None and table.try_write(paths, "when the sweep stopped")
             if progress and isinstance(exc, KeyboardInterrupt):
-                where = f"; their rows are in {paths[1]}" if paths is not None else ""
+                where = f"; their rows are in {paths[1]}" if written else ""
                 print(f"cfrkit sweep: interrupted: {finished} of {len(todo)} runs finished"
                       f"{where}", file=sys.stderr, flush=True)
             raise
