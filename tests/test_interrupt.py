@@ -213,3 +213,37 @@ def test_each_kernel_is_warmed_up_and_announced_once_per_process(monkeypatch):
     assert announced == [
         "the CFRPlus kernels", "the PrunedCFR kernels", "the FictitiousPlay kernel",
     ]
+
+
+def test_ctrl_c_while_compiling_waits_for_the_end_or_a_second_one(capsys):
+    # numba's compiler can lose a KeyboardInterrupt raised inside it, or be left half done:
+    # the first Ctrl-C is said and delivered when the compilation ends, a second one at once
+    from cfrkit._interrupt import critical, interruptible
+    from cfrkit._notice import compile_notice
+
+    went_on = []
+    with pytest.raises(KeyboardInterrupt):
+        with compile_notice("the test kernels"):
+            signal.raise_signal(signal.SIGINT)  # the handler runs before the next line
+            went_on.append("after the first")
+    assert went_on == ["after the first"]
+    assert capsys.readouterr().err == ("cfrkit: Ctrl-C: stopping once the kernels are compiled "
+                                       "(press it again to stop at once)\n")
+    with pytest.raises(KeyboardInterrupt):
+        with compile_notice("the test kernels"):
+            signal.raise_signal(signal.SIGINT)
+            went_on.append("after the first, again")
+            signal.raise_signal(signal.SIGINT)
+            went_on.append("after the second")
+    assert went_on[1:] == ["after the first, again"]
+    assert capsys.readouterr().err.count("stopping once the kernels are compiled") == 1
+    # nothing left pending: the next stretch runs to its end, and a plain one stays silent
+    with interruptible(), critical():
+        went_on.append("a stretch")
+    assert went_on[-1] == "a stretch"
+    with pytest.raises(KeyboardInterrupt):
+        with interruptible(), critical():
+            signal.raise_signal(signal.SIGINT)
+            went_on.append("in a plain stretch")
+    assert went_on[-1] == "in a plain stretch"
+    assert "Ctrl-C" not in capsys.readouterr().err

@@ -23,6 +23,7 @@ import contextlib
 import functools
 import math
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -37,13 +38,19 @@ class _Guard:
         self.depth = 0  # nested interruptible() scopes
         self.in_critical = False
         self.pending = False  # a SIGINT arrived inside a critical stretch
+        self.notice: str | None = None  # a long stretch's: said at the first SIGINT
         self.previous = None  # the handler to hand the signal to
 
     def handler(self, signum, frame) -> None:
-        if self.in_critical:
-            self.pending = True
-        else:
+        if not self.in_critical:
             self.deliver(signum, frame)
+        elif self.pending and self.notice is not None:  # again, in a long stretch: at once
+            self.pending = False
+            self.deliver(signum, frame)
+        else:
+            self.pending = True
+            if self.notice is not None:
+                print(self.notice, file=sys.stderr, flush=True)
 
     def deliver(self, signum=signal.SIGINT, frame=None) -> None:
         previous = self.previous
@@ -88,18 +95,24 @@ def interruptible() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def critical() -> Iterator[None]:
+def critical(notice: str | None = None) -> Iterator[None]:
     """A stretch that a SIGINT must not cut; the signal is delivered right after it (main
-    thread only: the guard is the main thread's)."""
+    thread only: the guard is the main thread's).
+
+    With ``notice``, a stretch that may last seconds (compiling kernels): the first SIGINT
+    prints ``notice`` on stderr, and a second one is delivered at once.
+    """
     if _GUARD.depth == 0 or _GUARD.in_critical \
             or threading.current_thread() is not threading.main_thread():
         yield
         return
     _GUARD.in_critical = True
+    _GUARD.notice = notice
     try:
         yield
     finally:
         _GUARD.in_critical = False
+        _GUARD.notice = None
     if _GUARD.pending:
         _GUARD.pending = False
         _GUARD.deliver()

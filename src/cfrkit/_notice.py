@@ -20,6 +20,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+from ._interrupt import critical, interruptible
+
 __all__ = ["compile_notice", "first_call"]
 
 _AFTER_SECONDS = 1.0
@@ -40,9 +42,25 @@ def first_call(kernel: object, what: str, call: Callable[[], object]) -> None:
     _called.add(kernel)
 
 
+# a KeyboardInterrupt raised inside numba's compiler can be lost in one of its callbacks or
+# leave the kernel half made ("no compiled object yet"), so a Ctrl-C waits for the end
+_STOPPING = ("cfrkit: Ctrl-C: stopping once the kernels are compiled (press it again to stop "
+             "at once)")
+
+
 @contextlib.contextmanager
 def compile_notice(what: str) -> Iterator[None]:
-    """Print ``cfrkit: compiling <what> ...`` to stderr if the body runs longer than a second."""
+    """Print ``cfrkit: compiling <what> ...`` to stderr if the body runs longer than a second.
+
+    A Ctrl-C (in the main thread) during the body is delivered when it ends, with a line
+    saying so; a second one at once.
+    """
+    with interruptible(), critical(_STOPPING), _announced(what):
+        yield
+
+
+@contextlib.contextmanager
+def _announced(what: str) -> Iterator[None]:
     if os.environ.get("CFRKIT_QUIET"):
         yield
         return
