@@ -305,6 +305,26 @@ def test_a_checkpoint_that_fails_on_ctrl_c_is_one_line(monkeypatch, tmp_path, ca
         "cfrkit: interrupted at iteration 0\n")
 
 
+def test_a_second_ctrl_c_while_saving_says_which_checkpoint_is_there(monkeypatch, tmp_path,
+                                                                      capsys):
+    from cfrkit.cli import main
+    from cfrkit.trainers.base import Trainer
+
+    def interrupted(self, **limits):
+        raise KeyboardInterrupt
+
+    def interrupted_again(self, path):
+        raise KeyboardInterrupt
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Trainer, "solve", interrupted)
+    monkeypatch.setattr(Trainer, "save", interrupted_again)
+    assert main(["solve", "kuhn", "--quiet", "--checkpoint", "k.npz"]) == 130
+    assert capsys.readouterr().err == (
+        "cfrkit: interrupted at iteration 0; saving stopped by a second Ctrl-C: k.npz holds "
+        "the last checkpoint written, if any\n")
+
+
 def test_a_checkpoint_for_another_game_is_refused(tmp_path):
     run("solve", "kuhn", "--iterations", "10", "--checkpoint", "k.npz", "--quiet", cwd=tmp_path)
     done = run("solve", "leduc", "--resume", "k.npz", cwd=tmp_path, check_status=2)

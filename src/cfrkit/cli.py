@@ -524,13 +524,16 @@ def _solve(args) -> int:
     try:
         record = trainer.solve(progress=progress, **limits)
     except KeyboardInterrupt:
-        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C stops the saving
-            written = ""
-            if args.checkpoint is not None and _write_output("--checkpoint", args.checkpoint,
-                                                             trainer.save):
-                written = f"; checkpoint written to {args.checkpoint}"
-            print(f"cfrkit: interrupted at iteration {trainer.iteration}{written}",
-                  file=sys.stderr)
+        written = ""
+        if args.checkpoint is not None:
+            try:
+                if _write_output("--checkpoint", args.checkpoint, trainer.save):
+                    written = f"; checkpoint written to {args.checkpoint}"
+            except KeyboardInterrupt:  # a second Ctrl-C stops the saving
+                # the write is atomic: the file is the old checkpoint or the new one, whole
+                written = (f"; saving stopped by a second Ctrl-C: {args.checkpoint} holds the "
+                           "last checkpoint written, if any")
+        print(f"cfrkit: interrupted at iteration {trainer.iteration}{written}", file=sys.stderr)
         return EXIT_INTERRUPTED
     # the run's own wall time (training and checks); loading or compiling the kernels, which
     # solve() does before its clock starts, is not part of it
