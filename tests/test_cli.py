@@ -240,10 +240,13 @@ def test_bad_usage_is_one_line_and_status_2(tmp_path, args, message):
 
 def test_an_output_under_a_file_is_refused(tmp_path):
     (tmp_path / "afile").write_text("")
+    afile = tmp_path / "afile"
     for path in ("afile/r.json", "afile/sub/r.json"):
         done = run("solve", "kuhn", "--json", path, cwd=tmp_path, check_status=2)
-        afile = tmp_path / "afile"
         assert done.stderr == f"cfrkit: --json {path}: {afile} is a file, not a folder\n"
+    for game in ("kuhn", "openspiel:kuhn_poker"):  # a cache folder too, before any walk
+        done = run("solve", game, "--cache-dir", "afile", cwd=tmp_path, check_status=2)
+        assert done.stderr == f"cfrkit: --cache-dir afile: {afile} is a file, not a folder\n"
 
 
 def test_a_game_that_does_not_compile_is_one_line(monkeypatch, tmp_path, capsys):

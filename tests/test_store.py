@@ -680,3 +680,26 @@ def test_an_openspiel_game_with_per_player_keys_loads_from_the_cache(tmp_path, m
     assert second.keys_per_player and second.identity != OpenSpielGame(
         second.openspiel_game).identity
     assert_same_compiled(compile_game(second), compile_game(first))
+
+
+def test_a_checkpoint_and_a_compiled_game_passed_to_the_other_reader_are_named(tmp_path):
+    game = KuhnPoker()
+    compiled = compile_game(game).save(tmp_path / "game.npz")
+    checkpoint = tmp_path / "run.npz"
+    cfrkit.CFRPlus(game).iterate(2).save(checkpoint)
+    with pytest.raises(cfrkit.CheckpointError) as info:
+        cfrkit.load_trainer(compiled, game)
+    assert str(info.value) == (f"{compiled}: a compiled game (cfrkit.load_compiled reads it), "
+                               "not a checkpoint")
+    with pytest.raises(ValueError) as info:
+        load_compiled(checkpoint)
+    assert str(info.value) == (f"{checkpoint}: a trainer checkpoint (cfrkit.load_trainer reads "
+                               "it), not a compiled game")
+
+
+def test_a_cache_dir_under_a_file_is_refused_before_the_walk(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    for folder in (tmp_path / "afile", tmp_path / "afile" / "sub"):
+        with pytest.raises(ValueError) as info:
+            compile_game(KuhnPoker(players=3), cache_dir=folder)
+        assert str(info.value) == f"cache_dir {folder}: {tmp_path / 'afile'} is a file, not a folder"

@@ -423,9 +423,18 @@ def test_bad_grids_are_refused_before_anything_runs(tmp_path):
 
 
 def test_an_output_that_is_not_a_sweep_is_refused(tmp_path):
+    pytest.importorskip("pyarrow.csv")  # (loaded by a sweep, when the module runs whole)
     pa.csv.write_csv(pa.table({"a": [1]}), tmp_path / "other.csv")
     with pytest.raises(ValueError, match="not a cfrkit sweep table"):
         cfrkit.sweep("kuhn", "cfr+", max_iterations=5, output=tmp_path / "other")
+    for name, junk in (("bytes.csv", bytes(range(256)) * 4), ("bytes.parquet", b"PAR1 junk")):
+        (tmp_path / name).write_bytes(junk)
+        with pytest.raises(ValueError) as info:  # not pyarrow's error, which names no file
+            cfrkit.load_sweep(tmp_path / name)
+        assert str(info.value).startswith(f"{tmp_path / name} is not a cfrkit sweep table: ")
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ValueError, match="cache_dir .*afile is a file, not a folder"):
+        cfrkit.sweep("kuhn", "cfr+", max_iterations=5, cache_dir=tmp_path / "afile")
 
 
 def test_equal_values_resume_and_a_failed_plot_keeps_the_table(tmp_path, local_ray, capsys,

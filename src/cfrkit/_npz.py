@@ -6,13 +6,20 @@ in several ways besides ``OSError`` and ``ValueError``, depending on which bytes
 
 from __future__ import annotations
 
+import json
 import lzma
 import zipfile
 import zlib
 
 import numpy as np
 
-__all__ = ["DAMAGED_ZIP", "load_npz"]
+__all__ = ["DAMAGED_ZIP", "load_npz", "other_kind"]
+
+# cfrkit's .npz formats, by the "format" of their metadata: what a file of each kind is
+_KINDS = {
+    "cfrkit.checkpoint": "a trainer checkpoint (cfrkit.load_trainer reads it)",
+    "cfrkit.compiled_game": "a compiled game (cfrkit.load_compiled reads it)",
+}
 
 #: A bad header, directory or CRC (``BadZipFile``), a member cut short (``EOFError``), a zip
 #: version or compression method flipped to one zipfile lacks (``NotImplementedError``), a member
@@ -45,3 +52,17 @@ def load_npz(name: str) -> np.lib.npyio.NpzFile | np.ndarray:
     except BaseException:
         stream.close()
         raise
+
+
+def other_kind(data: np.lib.npyio.NpzFile, expected: str) -> str | None:
+    """What ``data`` is if its ``metadata`` entry says it is another of cfrkit's formats than
+    ``expected`` (``"a compiled game (...)"``), else ``None``: for a message that names the
+    file someone passed to the wrong reader. The entry is JSON, as UTF-8 bytes in a uint8
+    array (compiled games) or as a string (checkpoints)."""
+    try:
+        raw = data["metadata"]
+        text = raw.tobytes().decode("utf-8") if raw.dtype == np.uint8 else str(raw)
+        found = json.loads(text).get("format")
+    except Exception:  # no metadata, not JSON, not an object: not one of ours
+        return None
+    return _KINDS.get(found) if found != expected else None

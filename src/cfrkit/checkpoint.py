@@ -26,7 +26,7 @@ import numpy as np
 
 from ._files import replacing
 from ._kernels.regret_pruning import CLOSING, NONE, OPEN, OPENING
-from ._npz import DAMAGED_ZIP, load_npz
+from ._npz import DAMAGED_ZIP, load_npz, other_kind
 from ._text import short_repr
 from .game import Game
 from .rules import RegretRule, iteration_limit
@@ -242,6 +242,9 @@ def _read(name: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         with data:
             if "metadata" not in data.files:
                 raise CheckpointError(f"{name}: not a cfrkit checkpoint (no metadata entry)")
+            kind = other_kind(data, FORMAT)
+            if kind is not None:
+                raise CheckpointError(f"{name}: {kind}, not a checkpoint")
             metadata = json.loads(str(data["metadata"]))
             arrays = {key: data[key] for key in data.files if key != "metadata"}
     except CheckpointError:

@@ -794,6 +794,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         command = {"games": lambda a: _games(), "solve": _solve, "evaluate": _evaluate,
                    "sweep": _sweep}[args.command]
+        cache_dir = getattr(args, "cache_dir", None)
+        if cache_dir is not None:  # before any work, whichever command takes it
+            blocking = file_in_the_way(cache_dir)
+            if blocking is not None:
+                raise UsageError(f"--cache-dir {cache_dir}: {blocking} is a file, not a folder")
         with _quiet(getattr(args, "quiet", False)):
             return command(args)
     except UsageError as exc:

@@ -39,9 +39,10 @@ import numpy as np
 
 from ._files import file_in_the_way, replacing
 from ._numbers import real_value
-from ._text import short_repr
+from ._text import first_line, short_repr
 from .rules import RegretRule
 from .trainers.base import MAX_SEED
+from .tree.store import check_cache_dir
 
 if TYPE_CHECKING:  # the extra: imported when a sweep runs
     import pyarrow
@@ -480,12 +481,15 @@ def load_sweep(path: str | os.PathLike) -> "pyarrow.Table":
     if not path.exists():
         raise FileNotFoundError(f"no sweep table at {path}")
     schema = _schema()
-    if path.suffix == ".parquet":
-        table = pa.parquet.read_table(path)
-    else:
-        options = pa.csv.ConvertOptions(column_types=schema, strings_can_be_null=True,
-                                        quoted_strings_can_be_null=False)
-        table = pa.csv.read_csv(path, convert_options=options)
+    try:
+        if path.suffix == ".parquet":
+            table = pa.parquet.read_table(path)
+        else:
+            options = pa.csv.ConvertOptions(column_types=schema, strings_can_be_null=True,
+                                            quoted_strings_can_be_null=False)
+            table = pa.csv.read_csv(path, convert_options=options)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:  # not a table, or damaged
+        raise ValueError(f"{path} is not a cfrkit sweep table: {first_line(exc)[:120]}") from None
     if table.column_names != schema.names:
         raise ValueError(f"{path} is not a cfrkit sweep table: its columns are "
                          f"{short_repr(table.column_names, 200)}")
@@ -741,6 +745,7 @@ def sweep(
     if cache_dir is not None:
         if not isinstance(cache_dir, (str, os.PathLike)):
             raise ValueError(f"cache_dir must be a path, got {short_repr(cache_dir)}")
+        check_cache_dir(cache_dir)  # a file in its place: refused before any run
         cache_dir = os.path.abspath(os.fspath(cache_dir))  # the workers' working folder differs
     _pyarrow()  # the extra, checked before any work
     runs = _grid(games, trainers, params, seeds, limits)

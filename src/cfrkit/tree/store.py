@@ -46,8 +46,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._files import replacing
-from .._npz import DAMAGED_ZIP, load_npz
+from .._files import file_in_the_way, replacing
+from .._npz import DAMAGED_ZIP, load_npz, other_kind
 from .._text import short_repr
 from ..game import Game, GameError, History, InfoSet
 from .layout import ZERO_SUM_TOLERANCE, CompiledGame, GameTree, _ReadOnlyDict
@@ -304,6 +304,9 @@ def _read(name: str, game: Game | None) -> tuple[CompiledGame, dict]:
             expected = {f"tree/{field}" for field in _SCHEMA} | {_METADATA, _ACTION_SET}
             if _METADATA not in data.files:
                 raise _BadFile(f"{name}: not a compiled cfrkit game (no metadata entry)")
+            kind = other_kind(data, FORMAT)
+            if kind is not None:
+                raise _BadFile(f"{name}: {kind}, not a compiled game")
             raw = data[_METADATA]
             if raw.dtype != np.uint8 or raw.ndim != 1:
                 raise _BadFile(f"{name}: not a compiled cfrkit game (bad metadata entry)")
@@ -564,6 +567,9 @@ def check_cache_dir(cache_dir: object) -> None:
     first, so the message names the argument)."""
     if not isinstance(cache_dir, (str, os.PathLike)):
         raise ValueError(f"cache_dir must be a path or None, got {short_repr(cache_dir)}")
+    blocking = file_in_the_way(cache_dir)
+    if blocking is not None:  # the folder can be neither used nor created
+        raise ValueError(f"cache_dir {os.fspath(cache_dir)}: {blocking} is a file, not a folder")
 
 
 def cache_path(game: Game, cache_dir: str | os.PathLike[str], key: str | None = None) -> Path:
