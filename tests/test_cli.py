@@ -289,43 +289,34 @@ def test_an_output_that_fails_after_training_spares_the_others(monkeypatch, tmp_
     assert not (tmp_path / "p.json").exists()
 
 
-def test_a_checkpoint_that_fails_on_ctrl_c_is_one_line(monkeypatch, tmp_path, capsys):
+@pytest.mark.parametrize(
+    "failure, said",
+    [
+        # the disk is full: one line for the checkpoint, one for the interrupt
+        (OSError(28, "No space left on device"),
+         "cfrkit: --checkpoint k.npz: not written: No space left on device\n"
+         "cfrkit: interrupted at iteration 0\n"),
+        # a second Ctrl-C stops the saving: which checkpoint the file holds
+        (KeyboardInterrupt(),
+         "cfrkit: interrupted at iteration 0; saving stopped by a second Ctrl-C: k.npz holds "
+         "the last checkpoint written, if any\n"),
+    ],
+)
+def test_a_checkpoint_that_fails_on_ctrl_c_is_said(monkeypatch, tmp_path, capsys, failure, said):
     from cfrkit.cli import main
     from cfrkit.trainers.base import Trainer
 
     def interrupted(self, **limits):
         raise KeyboardInterrupt
 
-    def full(self, path):
-        raise OSError(28, "No space left on device")
+    def fails(self, path):
+        raise failure
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(Trainer, "solve", interrupted)
-    monkeypatch.setattr(Trainer, "save", full)
+    monkeypatch.setattr(Trainer, "save", fails)
     assert main(["solve", "kuhn", "--quiet", "--checkpoint", "k.npz"]) == 130
-    assert capsys.readouterr().err == (
-        "cfrkit: --checkpoint k.npz: not written: No space left on device\n"
-        "cfrkit: interrupted at iteration 0\n")
-
-
-def test_a_second_ctrl_c_while_saving_says_which_checkpoint_is_there(monkeypatch, tmp_path,
-                                                                      capsys):
-    from cfrkit.cli import main
-    from cfrkit.trainers.base import Trainer
-
-    def interrupted(self, **limits):
-        raise KeyboardInterrupt
-
-    def interrupted_again(self, path):
-        raise KeyboardInterrupt
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(Trainer, "solve", interrupted)
-    monkeypatch.setattr(Trainer, "save", interrupted_again)
-    assert main(["solve", "kuhn", "--quiet", "--checkpoint", "k.npz"]) == 130
-    assert capsys.readouterr().err == (
-        "cfrkit: interrupted at iteration 0; saving stopped by a second Ctrl-C: k.npz holds "
-        "the last checkpoint written, if any\n")
+    assert capsys.readouterr().err == said
 
 
 def test_a_checkpoint_for_another_game_is_refused(tmp_path):
