@@ -1,8 +1,10 @@
 """compile_game: the flat layout, and one test per malformed-game GameError."""
 
+import copy
 import dataclasses
 import gc
 import math
+import pickle
 import weakref
 
 import numpy as np
@@ -61,6 +63,25 @@ def test_a_compiled_game_is_freed_with_its_game():
     del trainer
     gc.collect()
     assert compiled() is None
+
+
+class _Slotted(KuhnPoker):
+    __slots__ = ("label",)
+
+
+def test_copies_and_pickles_of_a_game_leave_its_compiled_tree_behind():
+    game = KuhnPoker(players=3)
+    compiled = compile_game(game)
+    before = len(pickle.dumps(game))
+    for other in (copy.copy(game), copy.deepcopy(game), pickle.loads(pickle.dumps(game))):
+        # a copy may be changed before it is used: it compiles its own tree
+        assert compile_game(other) is not compiled
+        assert compile_game(other).fingerprint == compiled.fingerprint
+    assert len(pickle.dumps(game)) == before < 1000  # the tree (35 kB) is not in it
+    slotted = _Slotted(players=2)
+    slotted.label = "kept"
+    compile_game(slotted)
+    assert copy.copy(slotted).label == "kept" and pickle.loads(pickle.dumps(slotted)).label == "kept"
 
 
 @dataclasses.dataclass(frozen=True, eq=True)

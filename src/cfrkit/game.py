@@ -16,10 +16,14 @@ the solvers never call back into these objects.
 from __future__ import annotations
 
 import abc
+import copyreg
 from dataclasses import dataclass
 from typing import Hashable
 
 __all__ = ["Game", "GameError", "History", "InfoSet"]
+
+# the attribute of a game object where cfrkit.compile_game keeps its compiled tree
+COMPILED_ATTRIBUTE = "_cfrkit_compiled"
 
 
 class GameError(ValueError):
@@ -126,6 +130,27 @@ class Game(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={getattr(self, 'name', '?')!r})"
+
+    def __getstate__(self) -> object:
+        """What a pickle or copy of the game holds: all but its compiled tree, which
+        :func:`cfrkit.compile_game` keeps on the object (a copy may be changed, and compiles
+        its own; a pickle stays the size of the game's own attributes)."""
+        default = getattr(super(), "__getstate__", None)  # object's, from Python 3.11
+        if default is not None:
+            state = default()
+        else:  # Python 3.10: the state object's pickling would take
+            slots = {name: getattr(self, name) for name in copyreg._slotnames(type(self))
+                     if hasattr(self, name)}
+            state = (self.__dict__, slots) if slots else self.__dict__
+        if isinstance(state, tuple):
+            return (_without_compiled(state[0]), *state[1:])
+        return _without_compiled(state)
+
+
+def _without_compiled(state: object) -> object:
+    if isinstance(state, dict) and COMPILED_ATTRIBUTE in state:
+        state = {key: value for key, value in state.items() if key != COMPILED_ATTRIBUTE}
+    return state
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,6 @@ from ._numbers import real_value
 from ._text import first_line, short_repr
 from .rules import RegretRule
 from .trainers.base import MAX_SEED
-from .tree.store import check_cache_dir
 
 if TYPE_CHECKING:  # the extra: imported when a sweep runs
     import pyarrow
@@ -745,7 +744,10 @@ def sweep(
     if cache_dir is not None:
         if not isinstance(cache_dir, (str, os.PathLike)):
             raise ValueError(f"cache_dir must be a path, got {short_repr(cache_dir)}")
-        check_cache_dir(cache_dir)  # a file in its place: refused before any run
+        blocking = file_in_the_way(cache_dir)
+        if blocking is not None:  # every run would warn that it cannot use the cache
+            raise ValueError(f"cache_dir {os.fspath(cache_dir)}: {blocking} is a file, not a "
+                             "folder")
         cache_dir = os.path.abspath(os.fspath(cache_dir))  # the workers' working folder differs
     _pyarrow()  # the extra, checked before any work
     runs = _grid(games, trainers, params, seeds, limits)

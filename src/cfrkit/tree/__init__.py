@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import os
 
-from ..game import Game, GameError
+from ..game import COMPILED_ATTRIBUTE, Game, GameError
 from .layout import CHANCE, DECISION, TERMINAL, CompiledGame, GameTree, flatten
 from . import store
 from .walk import Walk, WalkProgress, short_repr
@@ -33,20 +33,19 @@ DEFAULT_MAX_NODES = 20_000_000
 # A game's compiled tree is kept in the game object's own __dict__. A module-level table keyed
 # weakly by games would keep every game ever compiled alive, with its tree: the tree refers to
 # its game, so the table's value holds its own key. As an attribute it forms a cycle the
-# garbage collector frees with the game (and a pickle or copy of the game carries it along).
-_CACHE_ATTRIBUTE = "_cfrkit_compiled"
+# garbage collector frees with the game (Game.__getstate__ leaves it out of copies and pickles).
 
 
 def _cached(game: Game) -> CompiledGame | None:
     """``game``'s compiled tree, if it has been compiled (read from ``__dict__`` itself, so a
     game's own ``__getattr__`` is never asked)."""
     state = getattr(game, "__dict__", None)
-    return state.get(_CACHE_ATTRIBUTE) if isinstance(state, dict) else None
+    return state.get(COMPILED_ATTRIBUTE) if isinstance(state, dict) else None
 
 
 def _remember(game: Game, compiled: CompiledGame) -> None:
     try:
-        object.__setattr__(game, _CACHE_ATTRIBUTE, compiled)  # past a frozen dataclass's too
+        object.__setattr__(game, COMPILED_ATTRIBUTE, compiled)  # past a frozen dataclass's too
     except (AttributeError, TypeError):  # no __dict__ (slots only): compiled again next time
         pass
 

@@ -567,9 +567,6 @@ def check_cache_dir(cache_dir: object) -> None:
     first, so the message names the argument)."""
     if not isinstance(cache_dir, (str, os.PathLike)):
         raise ValueError(f"cache_dir must be a path or None, got {short_repr(cache_dir)}")
-    blocking = file_in_the_way(cache_dir)
-    if blocking is not None:  # the folder can be neither used nor created
-        raise ValueError(f"cache_dir {os.fspath(cache_dir)}: {blocking} is a file, not a folder")
 
 
 def cache_path(game: Game, cache_dir: str | os.PathLike[str], key: str | None = None) -> Path:
@@ -614,6 +611,10 @@ def load_or_compile(
     if compiled is None:
         compiled = compile()
     try:
+        blocking = file_in_the_way(path.parent)
+        if blocking is not None:  # mkdir would say "File exists"
+            raise NotADirectoryError(f"cache_dir {os.fspath(cache_dir)}: {blocking} is a file, "
+                                     "not a folder")
         path.parent.mkdir(parents=True, exist_ok=True)
         _write(compiled, path, key)
     except (OSError, ValueError) as exc:
