@@ -9,7 +9,8 @@ first in the next, ...):
   ``current_player``, ``actions`` or ``chance_outcomes``, ``infoset_key``, ``child`` and
   ``utilities``; for an OpenSpiel game the pyspiel calls ``current_player``,
   ``legal_actions`` or ``chance_outcomes``, ``information_state_string``, ``child`` and
-  ``returns``;
+  ``returns`` (with ``--in-place``, the first child of each OpenSpiel state is the state
+  itself, its action applied in place, as the compiler does: one copy fewer per history);
 * ``cfrkit.compile_game`` of the same game (an OpenSpiel game through
   ``cfrkit.openspiel.OpenSpielGame``, not yet compiled),
 
@@ -22,6 +23,7 @@ result. Measures; never asserts.
 
     python benchmarks/compile.py      # Kuhn 3p and 6p, Leduc (cfrkit's and OpenSpiel's), liar's dice, Leduc 3p
     python benchmarks/compile.py --games kuhn6,leduc_poker --repeats 5
+    python benchmarks/compile.py --games liars_dice --in-place   # the compiler's pyspiel calls
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ PROBE = r"""
 import json, resource, sys, time
 import numpy as np
 import cfrkit
-NAME, ORDER = sys.argv[1], sys.argv[2].split(",")
+NAME, ORDER, IN_PLACE = sys.argv[1], sys.argv[2].split(","), sys.argv[3] == "1"
 OPENSPIEL = not NAME.startswith("kuhn") and NAME != "leduc"
 if NAME.startswith("kuhn"):
     from cfrkit.games import KuhnPoker
@@ -86,8 +88,14 @@ def bare_openspiel(game):
         else:
             actions = s.legal_actions()
             s.information_state_string()  # the acting player's, the compiler's call
-        for a in actions:
-            stack.append(s.child(a))
+        if IN_PLACE:  # the compiler's calls: the first child is the state itself
+            for a in reversed(actions[1:]):
+                stack.append(s.child(a))
+            s.apply_action(actions[0])
+            stack.append(s)
+        else:
+            for a in actions:
+                stack.append(s.child(a))
     return nodes
 
 
@@ -117,10 +125,10 @@ print(json.dumps(results))
 GAMES = ("kuhn3", "kuhn6", "leduc", "leduc_poker", "liars_dice", "leduc_poker(players=3)")
 
 
-def run(name: str, order: str) -> dict:
+def run(name: str, order: str, in_place: bool) -> dict:
     env = dict(os.environ, CFRKIT_QUIET="1")
-    done = subprocess.run([sys.executable, "-c", PROBE, name, order], capture_output=True,
-                          text=True, env=env)
+    done = subprocess.run([sys.executable, "-c", PROBE, name, order, str(int(in_place))],
+                          capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError((done.stderr.strip().splitlines() or ["failed"])[-1])
     return json.loads(done.stdout)
@@ -132,10 +140,14 @@ def main() -> None:
                         help="comma-separated: kuhnN (cfrkit's Kuhn poker, N players), leduc "
                         "(cfrkit's), or an OpenSpiel game name")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--in-place", action="store_true",
+                        help="the bare walk of an OpenSpiel game applies each state's first "
+                        "action to the state itself, as the compiler does, instead of child()")
     args = parser.parse_args()
     with open("/proc/loadavg") as f:
         print(f"load average before: {' '.join(f.read().split()[:3])}; medians of "
-              f"{args.repeats} fresh processes each, each timing both")
+              f"{args.repeats} fresh processes each, each timing both"
+              + ("; bare walk with the first child in place" if args.in_place else ""))
     print(f"{'game':<24} {'nodes':>10} {'bare s':>8} {'compile s':>9} {'ratio':>6} "
           f"{'peak-tree B/node':>16} {'tree B/node':>11}")
     for name in args.games.split(","):
@@ -144,7 +156,7 @@ def main() -> None:
             for i in range(args.repeats):
                 # the compile first in the first process: --repeats 1 measures its memory too
                 order = "compile,bare" if i % 2 == 0 else "bare,compile"
-                both = run(name, order)
+                both = run(name, order, args.in_place)
                 bare.append(both["bare"])
                 comp.append(both["compile"])
                 if order.startswith("compile"):  # the compile met a fresh process

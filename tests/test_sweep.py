@@ -292,20 +292,25 @@ def test_a_table_that_cannot_be_written_warns_and_is_returned(tmp_path, local_ra
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(pa.parquet, "write_table", full)
+    monkeypatch.setattr(cfrkit.sweeps, "_FLUSH_SECONDS", 0.0)  # a write after every run
     with pytest.warns(cfrkit.sweeps.TableNotWrittenWarning) as warned:
-        table = cfrkit.sweep("kuhn", "cfr+", max_iterations=20, output=tmp_path / "r")
-    (warning,) = warned
-    assert warning.message.when == "at the end"
-    assert str(warning.message) == ("the sweep table was not written at the end: [Errno 28] No "
-                                    f"space left on device: '{tmp_path / 'r.parquet'}'")
-    assert _runs(table)[0]["final_iteration"] == 20 and os.listdir(tmp_path) == []
-    # the command line: the summary, one line for the table, status 1
+        table = cfrkit.sweep("kuhn", ["cfr+", "dcfr"], max_iterations=20, output=tmp_path / "r")
+    whens = [w.message.when for w in warned
+             if w.category is cfrkit.sweeps.TableNotWrittenWarning]
+    assert whens == ["after 1 run (the sweep goes on)", "after 2 runs (the sweep goes on)",
+                     "at the end"]
+    assert str(warned[-1].message) == ("the sweep table was not written at the end: [Errno 28] "
+                                       f"No space left on device: '{tmp_path / 'r.parquet'}'")
+    assert [r["final_iteration"] for r in _runs(table)] == [20, 20]
+    assert os.listdir(tmp_path) == []
+    # the command line: the summary, a line per failed write, status 1
     status = main(["sweep", "--games", "kuhn", "--trainers", "cfr+", "--max-iterations", "20",
                    "--output", str(tmp_path / "r"), "--quiet"])
     out, err = capsys.readouterr()
     assert status == 1 and "kuhn" in out and "table:" not in out
-    assert err == (f"cfrkit: --output {tmp_path / 'r'}: not written at the end: No space left "
-                   "on device\n")
+    said = f"cfrkit: --output {tmp_path / 'r'}: not written"
+    assert err == (f"{said} after 1 run (the sweep goes on): No space left on device\n"
+                   f"{said} at the end: No space left on device\n")
 
 
 def test_a_shared_compiled_game_cache(tmp_path, local_ray):

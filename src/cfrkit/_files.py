@@ -11,12 +11,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["STALE_SECONDS", "file_in_the_way", "replacing"]
+__all__ = ["STALE_SECONDS", "cannot_write_in", "file_in_the_way", "replacing"]
 
 
 # a temporary file older than this beside a target is a leftover of a writer that was killed
@@ -102,3 +103,15 @@ def file_in_the_way(folder: str | os.PathLike[str]) -> Path | None:
     folder = Path(os.path.abspath(folder))
     existing = next(p for p in (folder, *folder.parents) if p.exists())  # "/" always does
     return None if existing.is_dir() else existing
+
+
+def cannot_write_in(folder: str | os.PathLike[str]) -> str | None:
+    """Why no file can be made in the existing ``folder`` (the ``strerror``), or ``None`` if
+    one can: found by making one, since ``os.access`` says yes to root even where none can be
+    made (``/proc``, a read-only mount)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None

@@ -22,7 +22,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 
@@ -49,7 +48,7 @@ from .trainers import (
     PrunedCFR,
     VanillaCFR,
 )
-from ._files import file_in_the_way, replacing
+from ._files import cannot_write_in, file_in_the_way, replacing
 from ._text import first_line, short_repr
 from .trainers.base import MAX_SEED
 from .tree import compile_game
@@ -463,11 +462,9 @@ def _check_output(path: str | None, option: str) -> None:
         if blocking is not None:
             raise UsageError(f"{option} {path}: {blocking} is a file, not a folder")
         raise UsageError(f"{option} {path}: folder {folder} does not exist")
-    try:  # a file that vanishes: os.access says yes to root even where none can be made (/proc)
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        raise UsageError(f"{option} {path}: cannot write in {folder} ({exc.strerror})") from None
+    reason = cannot_write_in(folder)
+    if reason is not None:
+        raise UsageError(f"{option} {path}: cannot write in {folder} ({reason})")
 
 
 def _check_plot(path: str) -> None:

@@ -28,7 +28,6 @@ import math
 import os
 import socket
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._files import file_in_the_way, replacing
+from ._files import cannot_write_in, file_in_the_way, replacing
 from ._numbers import real_value
-from ._text import first_line, short_repr
+from ._text import counted, first_line, short_repr
 from .rules import RegretRule
 from .trainers.base import MAX_SEED
 
@@ -439,11 +438,9 @@ def _output_paths(output: str | os.PathLike) -> tuple[Path, Path]:
         stem = path.with_suffix("") if path.suffix in (".csv", ".parquet") else path
         if not stem.parent.is_dir():
             raise ValueError(f"output {text}: folder {stem.parent} does not exist")
-    try:  # before the runs, whose rows could not be kept (os.access says yes to root anywhere)
-        with tempfile.TemporaryFile(dir=stem.parent):
-            pass
-    except OSError as exc:
-        raise ValueError(f"output {text}: cannot write in {stem.parent} ({exc.strerror})") from None
+    reason = cannot_write_in(stem.parent)  # before the runs, whose rows could not be kept
+    if reason is not None:
+        raise ValueError(f"output {text}: cannot write in {stem.parent} ({reason})")
     return stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".parquet")
 
 
@@ -817,7 +814,7 @@ def _run_all(todo, table: _Table, paths, address, num_cpus, cpus_per_run, runtim
                         print(f"cfrkit sweep: [{finished}/{len(todo)}] {_describe(rows[0])}",
                               file=sys.stderr, flush=True)
                 if paths is not None and ready and time.monotonic() - last_write >= _FLUSH_SECONDS:
-                    table.try_write(paths, f"after {finished} runs (the sweep goes on)")
+                    table.try_write(paths, f"after {counted(finished, 'run')} (the sweep goes on)")
                     last_write = time.monotonic()
         except BaseException as exc:
             # Ctrl-C (or a failure of the driver): keep what finished, stop what did not
