@@ -46,7 +46,7 @@ def _cached(game: Game) -> CompiledGame | None:
 def _remember(game: Game, compiled: CompiledGame) -> None:
     try:
         object.__setattr__(game, COMPILED_ATTRIBUTE, compiled)  # past a frozen dataclass's too
-    except (AttributeError, TypeError):  # no __dict__ (slots only): compiled again next time
+    except (AttributeError, TypeError):  # the class claims the name (a property): no cache
         pass
 
 
