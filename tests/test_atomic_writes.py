@@ -14,7 +14,7 @@ import time
 import pytest
 
 import cfrkit
-from cfrkit._files import STALE_SECONDS
+from cfrkit._files import STALE_SECONDS, replacing
 from cfrkit.games import KuhnPoker
 
 WRITERS = {
@@ -129,3 +129,13 @@ def test_temporary_files_a_killed_writer_left_are_removed_later(tmp_path):
     WRITERS["policy"](target)
     assert sorted(os.listdir(tmp_path)) == sorted([".other.npz.0123456789ab.tmp", "out.npz",
                                                    ".out.npz.ba9876543210.tmp"])
+
+
+def test_an_error_about_another_file_is_left_as_it_is(tmp_path):
+    # only errors of the write itself are renamed to the target
+    with pytest.raises(FileNotFoundError) as info:
+        with replacing(tmp_path / "out") as temporary:
+            temporary.write_text("half")
+            open(tmp_path / "missing" / "input.txt")
+    assert info.value.filename == str(tmp_path / "missing" / "input.txt")
+    assert os.listdir(tmp_path) == []

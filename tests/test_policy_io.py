@@ -2,6 +2,7 @@
 BestResponse.as_policy."""
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -115,7 +116,8 @@ def test_equal_action_tuples_of_other_types_keep_their_own_labels(tmp_path):
     game = SpecGame(D(0, "root", *[
         (name, D(1, name, (first, T(1, -1)), (2, T(0, 0))))
         for name, first in [("int", 1), ("bool", True), ("float", 1.0), ("tuple", (1,)),
-                            ("bool tuple", (True,))]
+                            ("bool tuple", (True,)), ("zero", 0.0), ("negative zero", -0.0),
+                            ("negative zero tuple", (-0.0,))]
     ]))
     policy = random_policy(game, seed=5)
     path = policy.save(tmp_path / "equal.json")
@@ -126,6 +128,10 @@ def test_equal_action_tuples_of_other_types_keep_their_own_labels(tmp_path):
     assert entries["float"] == [1.0, 2] and type(entries["float"][0]) is float
     assert entries["tuple"] == [{"tuple": [1]}, 2]
     assert entries["bool tuple"] == [{"tuple": [True]}, 2]
+    # 0.0 == -0.0, but a file writes them apart
+    assert math.copysign(1, entries["zero"][0]) == 1
+    assert math.copysign(1, entries["negative zero"][0]) == -1
+    assert math.copysign(1, entries["negative zero tuple"][0]["tuple"][0]) == -1
     assert same_bits(load_policy(path, game).table, policy.table)
     for entry in data["infosets"]:  # the int labels in the bool infoset's row: not its actions
         if entry["key"] == "bool":

@@ -69,6 +69,11 @@ class _Slotted(KuhnPoker):
     __slots__ = ("label",)
 
 
+class _OwnState(KuhnPoker):
+    def __getstate__(self):  # a class's own: its whole __dict__, the compiled tree included
+        return dict(self.__dict__)
+
+
 def test_copies_and_pickles_of_a_game_leave_its_compiled_tree_behind():
     game = KuhnPoker(players=3)
     compiled = compile_game(game)
@@ -78,6 +83,10 @@ def test_copies_and_pickles_of_a_game_leave_its_compiled_tree_behind():
         assert compile_game(other) is not compiled
         assert compile_game(other).fingerprint == compiled.fingerprint
     assert len(pickle.dumps(game)) == before < 1000  # the tree (35 kB) is not in it
+    own = _OwnState(players=3)
+    mine = compile_game(own)
+    other = copy.copy(own)  # carries the tree in its __dict__: not taken as its own
+    assert compile_game(other) is not mine and compile_game(other).game is other
     slotted = _Slotted(players=2)
     slotted.label = "kept"
     compile_game(slotted)

@@ -48,15 +48,15 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
     if target.exists() and not target.is_file():
-        with _named(path):
+        with _named(path, target):
             yield target
         return
     # the same folder: a rename must not cross file systems
     temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
-    with _named(path):
+    with _named(path, temporary):
         os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
-        with _named(path):
+        with _named(path, temporary):
             yield temporary
             descriptor = os.open(temporary, os.O_RDONLY)
             try:
@@ -72,14 +72,16 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def _named(path: str | os.PathLike[str]) -> Iterator[None]:
-    """An ``OSError`` inside, re-raised with ``path`` as its file name (the same subclass, by
-    its errno): what failed is writing ``path``, whatever name the error carried."""
+def _named(path: str | os.PathLike[str], written: Path) -> Iterator[None]:
+    """An ``OSError`` about the file being ``written`` (or about no file: a full disk seen by
+    a library), re-raised with ``path`` as its file name, the same subclass by its errno. An
+    error naming another file, or without an errno, is left as it is."""
     try:
         yield
     except OSError as exc:
-        if exc.errno is None:
-            raise OSError(f"{os.fspath(path)}: {exc}") from exc
+        named = exc.filename is None or str(exc.filename) in (str(written), os.fspath(path))
+        if exc.errno is None or not named:
+            raise
         raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
 
 

@@ -647,11 +647,21 @@ def _strict(label: Hashable) -> tuple:
 
 
 def _tuple_key(actions: tuple) -> tuple:
-    """A dict key for an action tuple that tells ``(1,)``, ``(1.0,)`` and ``(True,)`` apart:
-    the tuple itself when its labels are all exactly ``str`` or ``int`` (the usual case),
-    else its :func:`_strict` form (which starts with the type ``tuple``, so the two kinds of
-    key never meet)."""
-    return _fast_key(actions) or _strict(actions)
+    """A dict key for an action tuple that tells apart the tuples a policy file tells apart:
+    ``(1,)``, ``(1.0,)`` and ``(True,)``, and ``(0.0,)`` and ``(-0.0,)``. The tuple itself when
+    its labels are all exactly ``str`` or ``int`` (the usual case), else its :func:`_exact`
+    form (which starts with the type ``tuple``, so the two kinds of key never meet)."""
+    return _fast_key(actions) or _exact(actions)
+
+
+def _exact(label: Hashable) -> tuple:
+    """:func:`_strict`, with floats by their ``repr``: ``0.0`` and ``-0.0`` are equal but
+    written apart."""
+    if isinstance(label, tuple):
+        return (tuple, tuple(_exact(item) for item in label))
+    if isinstance(label, (float, np.floating)):
+        return (type(label), repr(label))
+    return (type(label), label)
 
 
 def _label_columns(rows: list[tuple[Hashable, ...]]) -> dict[tuple, int] | None:

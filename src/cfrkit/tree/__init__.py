@@ -38,9 +38,12 @@ DEFAULT_MAX_NODES = 20_000_000
 
 def _cached(game: Game) -> CompiledGame | None:
     """``game``'s compiled tree, if it has been compiled (read from ``__dict__`` itself, so a
-    game's own ``__getattr__`` is never asked)."""
+    game's own ``__getattr__`` is never asked). A tree of another game object -- a copy made by
+    a class's own ``__getstate__`` or ``__reduce__``, which may have been changed since -- is
+    not this game's."""
     state = getattr(game, "__dict__", None)
-    return state.get(COMPILED_ATTRIBUTE) if isinstance(state, dict) else None
+    cached = state.get(COMPILED_ATTRIBUTE) if isinstance(state, dict) else None
+    return cached if cached is not None and cached.game is game else None
 
 
 def _remember(game: Game, compiled: CompiledGame) -> None:
