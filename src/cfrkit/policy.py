@@ -582,8 +582,8 @@ class _EntryReader:
         row: dict[Hashable, float] = {}
         for value, prob in zip(labels, probs):
             kind = type(value)
-            if kind is str or kind is int:  # decoded and encoded, itself: its canonical key
-                label, action = value, known.get((kind, value), _MISSING)
+            if kind is str or kind is int:  # decoded and encoded, it is itself
+                label, action = value, known.get(_canonical(value), _MISSING)
             else:
                 try:
                     label = _decode_label(value)
@@ -640,28 +640,21 @@ def _canonical(encoded: Any) -> Hashable:
 
 
 def _strict(label: Hashable) -> tuple:
-    """A key that tells ``1``, ``1.0`` and ``True`` apart (they are equal as dict keys)."""
+    """A key that tells ``1``, ``1.0`` and ``True`` apart (they are equal as dict keys), and
+    ``0.0`` and ``-0.0`` (equal too, but written and printed apart): floats by their ``repr``."""
     if isinstance(label, tuple):
         return (tuple, tuple(_strict(item) for item in label))
+    if isinstance(label, (float, np.floating)):
+        return (type(label), repr(label))
     return (type(label), label)
 
 
 def _tuple_key(actions: tuple) -> tuple:
     """A dict key for an action tuple that tells apart the tuples a policy file tells apart:
     ``(1,)``, ``(1.0,)`` and ``(True,)``, and ``(0.0,)`` and ``(-0.0,)``. The tuple itself when
-    its labels are all exactly ``str`` or ``int`` (the usual case), else its :func:`_exact`
+    its labels are all exactly ``str`` or ``int`` (the usual case), else its :func:`_strict`
     form (which starts with the type ``tuple``, so the two kinds of key never meet)."""
-    return _fast_key(actions) or _exact(actions)
-
-
-def _exact(label: Hashable) -> tuple:
-    """:func:`_strict`, with floats by their ``repr``: ``0.0`` and ``-0.0`` are equal but
-    written apart."""
-    if isinstance(label, tuple):
-        return (tuple, tuple(_exact(item) for item in label))
-    if isinstance(label, (float, np.floating)):
-        return (type(label), repr(label))
-    return (type(label), label)
+    return _fast_key(actions) or _strict(actions)
 
 
 def _label_columns(rows: list[tuple[Hashable, ...]]) -> dict[tuple, int] | None:

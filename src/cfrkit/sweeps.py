@@ -524,7 +524,7 @@ class _Table:
             pa.compute.is_in(self.previous["run_id"], value_set=replaced)))
         return pa.concat_tables([kept, fresh])
 
-    def write(self, csv: Path, parquet: Path):
+    def write(self, csv: Path, parquet: Path) -> None:
         pa = _pyarrow()
         table = self.table()
         # Parquet first: it is the file a resumed sweep reads
@@ -532,7 +532,6 @@ class _Table:
             pa.parquet.write_table(table, temporary)
         with replacing(csv) as temporary:
             pa.csv.write_csv(table, temporary)
-        return table
 
     def try_write(self, paths: tuple[Path, Path], when: str) -> bool:
         """:meth:`write`, with a failure to write (a full disk, a folder removed) a
