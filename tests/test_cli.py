@@ -167,10 +167,10 @@ def test_threads_option(tmp_path):
     assert one["nash_conv"] == every["nash_conv"] and one["values"] == every["values"]
     shown = run("evaluate", "kuhn(players=5)", "p.json", "--threads", "1", cwd=tmp_path).stdout
     assert shown == run("evaluate", "kuhn(players=5)", "p.json", cwd=tmp_path).stdout
-    pruned = run("solve", "kuhn", "--trainer", "pruned", "--threads", "1",
-                 cwd=tmp_path, check_status=2)
-    assert "--threads applies to the full-pass trainers and to the sampled ones, not pruned" in pruned.stderr
-    assert len(pruned.stderr.strip().splitlines()) == 1
+    # a pruned pass runs on one thread; --threads sets its evaluations'
+    pruned = run("solve", "kuhn", "--trainer", "pruned", "--threads", "1", "--iterations", "3",
+                 "--quiet", "--json", "pruned.json", cwd=tmp_path)
+    assert pruned.stderr == "" and json.loads((tmp_path / "pruned.json").read_text())["iterations"] == 3
     many = run("solve", "kuhn", "--threads", "100000", cwd=tmp_path, check_status=2)
     assert "--threads" in many.stderr and len(many.stderr.strip().splitlines()) == 1
     run("solve", "kuhn", "--threads", "0", cwd=tmp_path, check_status=2)

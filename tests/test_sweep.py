@@ -166,6 +166,17 @@ def test_equal_parameter_values_are_one_run():
         "pruned rule=(alpha=1,beta=0.5)"
 
 
+def test_every_cfr_trainer_of_a_run_gets_the_cores_reserved_for_it():
+    # a run's passes and NashConv checks stay on the CPUs Ray reserved for it, not all of the
+    # machine's, which the other runs are using (the pruned pass is serial; its checks are not)
+    from cfrkit.sweeps import _trainer
+
+    compiled = cfrkit.compile_game(KuhnPoker())
+    for name in ("vanilla", "cfr+", "pruned", "chance-sampled", "external-sampling"):
+        task = dict(trainer=name, params={}, seed=0, threads=1)
+        assert _trainer(compiled, task).threads == 1, name
+
+
 # -- the Python API on the module's Ray ------------------------------------------------------------
 
 

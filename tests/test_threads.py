@@ -291,7 +291,8 @@ def test_bad_threads_refused(threads, tmp_path):
 
 def test_load_trainer_threads(parallel_everywhere, tmp_path):
     """Checkpoints do not keep ``threads`` (results do not depend on it); load_trainer takes it
-    for the full-pass trainers and refuses it for the one-core ones."""
+    for every trainer (a pruned one's evaluations use it) and refuses it for the result-table
+    learner, which has no evaluations."""
     compiled = fresh(LEDUC)
     path = tmp_path / "cfr.npz"
     cfrkit.CFRPlus(compiled, threads=TWO).iterate(10).save(path)
@@ -302,9 +303,30 @@ def test_load_trainer_threads(parallel_everywhere, tmp_path):
     assert_same_run(straight, loaded.iterate(10))
     pruned = tmp_path / "pruned.npz"
     cfrkit.PrunedCFR(compiled).iterate(2).save(pruned)
-    with pytest.raises(ValueError, match="PrunedCFR runs on one core"):
-        cfrkit.load_trainer(pruned, compiled, threads=1)
+    assert cfrkit.load_trainer(pruned, compiled, threads=1).threads == 1
     assert cfrkit.load_trainer(pruned, compiled).iteration == 2
+    learner = tmp_path / "learner.npz"
+    cfrkit.ResultTableLearner(compiled, seed=0).iterate(2).save(learner)
+    with pytest.raises(ValueError, match="a ResultTableLearner runs on one core"):
+        cfrkit.load_trainer(learner, compiled, threads=1)
+
+
+def test_pruned_threads_set_its_evaluations_and_not_its_pass(monkeypatch):
+    """PrunedCFR's ``threads`` reaches solve()'s NashConv checks (a sweep gives each run the
+    cores Ray reserved for it); its queued pass stays serial, with the same iterates."""
+    compiled = fresh(LEDUC)
+    seen = []
+    real = cfrkit.trainers.base.evaluate
+    monkeypatch.setattr(cfrkit.trainers.base, "evaluate",
+                        lambda *a, **k: seen.append(k.get("threads")) or real(*a, **k))
+    one = cfrkit.PrunedCFR(compiled, threads=1)
+    record = one.solve(max_iterations=4)
+    assert seen and set(seen) == {1}
+    assert one.threads == 1 and record.iterations[-1] == 4
+    both = cfrkit.PrunedCFR(compiled, threads=TWO).iterate(4)
+    np.testing.assert_array_equal(both._state.regret, one._state.regret)
+    with pytest.raises(ValueError, match="threads must be an integer from 1"):
+        cfrkit.PrunedCFR(compiled, threads=0)
 
 
 def test_serial_below_threshold(monkeypatch):

@@ -40,6 +40,7 @@ from .trainers import (
     VanillaCFR,
 )
 from .tree import CompiledGame, GameTree, compile_game, load_compiled
+from .tree.store import CompiledFileError
 
 __version__ = "0.1.0"
 
@@ -59,6 +60,7 @@ __all__ = [
     "CFRPlus",
     "ChanceSampledCFR",
     "CheckpointError",
+    "CompiledFileError",
     "CompiledGame",
     "DCFRPlus",
     "DiscountedCFR",

@@ -168,3 +168,20 @@ def between_blocks(method):
             return method(self, *args, **kwargs)
 
     return locked
+
+
+class NoCopies:
+    """Refuse ``copy.copy``, ``copy.deepcopy`` and pickling with a message that says what to do
+    instead, for the objects that run :class:`Blocks`: a shallow copy would share the arrays
+    (iterating it would move the original's arrays and not its counters), and cfrkit keeps
+    state in files it writes itself, never in pickles."""
+
+    #: What the message suggests instead ("" if nothing).
+    _copy_instead = ""
+
+    def _refuse_copy(self, *args) -> None:
+        raise TypeError(
+            f"a {type(self).__name__} cannot be copied or pickled{self._copy_instead}"
+        )
+
+    __copy__ = __deepcopy__ = __reduce_ex__ = __reduce__ = _refuse_copy

@@ -1,4 +1,5 @@
-"""Numeric arguments: a real number as a float, whichever Python or numpy type it came as."""
+"""Numeric arguments: an integer as an int, a real number as a float, whichever Python or numpy
+type it came as."""
 
 from __future__ import annotations
 
@@ -6,7 +7,15 @@ import math
 
 import numpy as np
 
-__all__ = ["real_value"]
+__all__ = ["integer_value", "real_value"]
+
+
+def integer_value(value: object) -> int | None:
+    """``value`` as an int if it is an integer (a Python or numpy int, not a bool), else
+    ``None``: a float, even a whole one, is not an integer argument."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return None
+    return int(value)
 
 
 def real_value(value: object) -> float | None:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import numba
 import numpy as np
 
+from ._numbers import integer_value
 from ._text import short_repr
 
 __all__ = [
@@ -44,13 +45,13 @@ def check_threads(threads: object, name: str = "threads") -> int | None:
     if threads is None:
         return None
     limit = numba.config.NUMBA_NUM_THREADS
-    if (isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer))
-            or not 1 <= int(threads) <= limit):
+    count = integer_value(threads)
+    if count is None or not 1 <= count <= limit:
         raise ValueError(
             f"{name} must be an integer from 1 to {limit} (numba's NUMBA_NUM_THREADS) or None "
             f"for all of them, got {short_repr(threads)}"
         )
-    return int(threads)
+    return count
 
 
 def parallel_threads(num_nodes: int, threads: int | None, evaluation: bool = False) -> int:

@@ -20,10 +20,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _threads, trainers
 from ._files import replacing
 from ._kernels.regret_pruning import CLOSING, NONE, OPEN, OPENING
 from ._npz import DAMAGED_ZIP, load_npz, other_kind
@@ -31,6 +33,8 @@ from ._text import short_repr
 from .game import Game
 from .rules import RegretRule, iteration_limit
 from .state import TrainerState
+from .result_table import MAX_GAMES, ResultTableLearner
+from .trainers import Trainer
 from .tree import CompiledGame, compile_game
 
 __all__ = ["CheckpointError", "load_trainer", "save_trainer"]
@@ -44,11 +48,10 @@ class CheckpointError(ValueError):
     for another game. The message names the file and the reason."""
 
 
-def save_trainer(trainer, path: str | os.PathLike) -> None:
+def save_trainer(trainer, path: str | os.PathLike) -> Path:
     """Write ``trainer``'s checkpoint to ``path`` atomically (see the module docstring)."""
     from . import __version__
 
-    path = os.fspath(path)
     rule = trainer.rule
     metadata = {
         "format": FORMAT,
@@ -71,10 +74,10 @@ def save_trainer(trainer, path: str | os.PathLike) -> None:
     for prefix, (bundle, fields) in trainer._persistent().items():
         for name in fields:
             arrays[f"{prefix}/{name}"] = getattr(bundle, name)
-    _write(path, metadata, arrays)
+    return _write(path, metadata, arrays)
 
 
-def save_learner(learner, path: str | os.PathLike) -> None:
+def save_learner(learner, path: str | os.PathLike) -> Path:
     """Write a :class:`~cfrkit.ResultTableLearner`'s checkpoint to ``path`` atomically: the
     trainers' format, with the result table and the random stream as its arrays."""
     from . import __version__
@@ -91,22 +94,25 @@ def save_learner(learner, path: str | os.PathLike) -> None:
         "game": {"repr": repr(learner.game.game), "fingerprint": learner.game.fingerprint},
     }
     arrays = {name: getattr(learner, f"_{name}") for name in _LEARNER_ARRAYS}
-    _write(os.fspath(path), metadata, {f"state/{k}": v for k, v in arrays.items()})
+    return _write(path, metadata, {f"state/{k}": v for k, v in arrays.items()})
 
 
 _LEARNER_ARRAYS = ("games", "gains", "rng")
 
 
-def _write(path: str, metadata: dict, arrays: dict[str, np.ndarray]) -> None:
-    """``metadata`` (as JSON) and ``arrays`` to ``path`` as one ``.npz``, atomically."""
-    with replacing(path) as temporary, open(temporary, "wb") as stream:
+def _write(path: str | os.PathLike, metadata: dict, arrays: dict[str, np.ndarray]) -> Path:
+    """``metadata`` (as JSON) and ``arrays`` to ``path`` as one ``.npz``, atomically; returns
+    the path."""
+    target = Path(os.fspath(path))
+    with replacing(target) as temporary, open(temporary, "wb") as stream:
         np.savez(stream, metadata=np.array(json.dumps(metadata)), **arrays)
+    return target
 
 
 def load_trainer(
     path: str | os.PathLike, game: Game | CompiledGame, *, rule: RegretRule | None = None,
     threads: int | None = None,
-):
+) -> Trainer | ResultTableLearner:
     """Rebuild the trainer saved in ``path`` by :meth:`Trainer.save`, on ``game``.
 
     A :class:`~cfrkit.ResultTableLearner`'s checkpoint (:meth:`ResultTableLearner.save
@@ -126,10 +132,9 @@ def load_trainer(
         plain ``RegretRule`` values are rebuilt from the file; a rule given for them must be the
         saved one.
     threads : int, optional
-        For a full-pass trainer (:class:`~cfrkit.CFR` and its presets) or a chance-,
-        external- or outcome-sampling one: the threads its passes run on (default: all cores; see
-        :attr:`CFR.threads <cfrkit.CFR.threads>`). A runtime choice, not kept in checkpoints:
-        the arrays are the same whatever it is.
+        The threads the trainer's passes and :meth:`~cfrkit.Trainer.solve`'s evaluations run on
+        (default: all cores; see :attr:`CFR.threads <cfrkit.CFR.threads>`). A runtime choice,
+        not kept in checkpoints: the arrays are the same whatever it is.
 
     Returns
     -------
@@ -145,10 +150,11 @@ def load_trainer(
         distribution, chance probabilities other than the game's, lists or counts out of range),
         or claims an iteration past the trainer's limit (:data:`cfrkit.limits.MAX_ITERATIONS`,
         or its rule's; see :meth:`Trainer.iterate <cfrkit.trainers.Trainer.iterate>`).
+    TypeError
+        ``rule`` is not a :class:`~cfrkit.RegretRule`.
     ValueError
         ``threads`` is not a positive integer up to ``numba.config.NUMBA_NUM_THREADS``, or is
-        given for a trainer that runs on one core (pruned CFR,
-        :class:`~cfrkit.ResultTableLearner`).
+        given for a :class:`~cfrkit.ResultTableLearner` (it runs on one core).
 
     Notes
     -----
@@ -156,9 +162,8 @@ def load_trainer(
     larger seed (the old default drew 128 bits); it loads with the seed's low 64 bits, the only
     ones its random stream was ever seeded from.
     """
-    from . import _threads, trainers
-    from .trainers.base import ThreadsOption
-
+    if rule is not None and not isinstance(rule, RegretRule):
+        raise TypeError(f"rule must be a cfrkit.RegretRule, got {type(rule).__name__}")
     threads = _threads.check_threads(threads)
     name = os.fspath(path)
     metadata, arrays = _read(name)
@@ -174,15 +179,15 @@ def load_trainer(
             f"{name}: made for another game ({saved_game.get('repr')}), not {ours}"
         )
     if metadata.get("trainer") == "ResultTableLearner":
-        _single_core(threads, "ResultTableLearner")
+        if threads is not None:
+            raise ValueError("threads applies to the CFR trainers; a ResultTableLearner runs on "
+                             "one core")
         return _load_learner(name, metadata, arrays, compiled)
     if not isinstance(metadata.get("rule"), dict):
         raise CheckpointError(f"{name}: incomplete metadata (no 'rule')")
     cls = getattr(trainers, str(metadata.get("trainer")), None)
-    if not (isinstance(cls, type) and issubclass(cls, trainers.Trainer)):
+    if not (isinstance(cls, type) and issubclass(cls, Trainer)):
         raise CheckpointError(f"{name}: unknown trainer {metadata.get('trainer')!r}")
-    if not issubclass(cls, ThreadsOption):
-        _single_core(threads, cls.__name__)
     arguments = dict(metadata["arguments"])
     if "rule" in arguments:
         arguments["rule"] = _rule(name, metadata["rule"], rule)
@@ -222,15 +227,6 @@ def load_trainer(
         for i in np.flatnonzero(trainer._state.locked)
     }
     return trainer
-
-
-def _single_core(threads: int | None, trainer: str) -> None:
-    """A ValueError if ``threads`` is given for a trainer that does not take it."""
-    if threads is not None:
-        raise ValueError(
-            f"threads applies to the full-pass trainers (CFR and its presets) and to chance, "
-            f"external and outcome sampling; {trainer} runs on one core"
-        )
 
 
 def _read(name: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -274,8 +270,6 @@ def _read(name: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 def _load_learner(name: str, metadata: dict, arrays: dict, compiled: CompiledGame):
     """The :class:`~cfrkit.ResultTableLearner` a checkpoint holds, on ``compiled`` (already
     checked against the fingerprint)."""
-    from .result_table import MAX_GAMES, ResultTableLearner
-
     try:
         learner = ResultTableLearner(compiled, **metadata["arguments"])
     except (TypeError, ValueError) as exc:

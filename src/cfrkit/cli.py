@@ -35,7 +35,6 @@ from .games import RPSLS, KuhnPoker, LeducPoker, RockPaperScissors
 from .games.kuhn import DEALS as KUHN_DEALS
 from .policy import load_policy
 from .trainers import (
-    CFR,
     CFRPlus,
     ChanceSampledCFR,
     DCFRPlus,
@@ -110,7 +109,6 @@ TRAINERS = {
 }
 SAMPLED_TRAINERS = (ChanceSampledCFR, ExternalSamplingCFR, OutcomeSamplingCFR)
 STREAM_TRAINERS = SAMPLED_TRAINERS  # the ones that take streams=
-THREADED_TRAINERS = (CFR, *STREAM_TRAINERS)  # the ones that take threads=
 SAMPLED_NAMES = [name for name, cls in TRAINERS.items() if cls in SAMPLED_TRAINERS]
 DEFAULT_TRAINER = "dcfr+"  # the fastest to a target on the poker games measured (docs/trainers.md)
 
@@ -369,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--plot", metavar="FILE.png", help="draw the convergence (needs cfrkit[plot])")
     solve.add_argument("--quiet", action="store_true", help="no progress output on stderr")
     solve.add_argument("--threads", type=_positive_int, metavar="N", help="threads of the passes and of the evaluation (default: all "
-                       "cores; full passes of games under 50,000 histories use one)")
+                       "cores; full passes of games under 50,000 histories, and pruned ones, use one)")
     solve.add_argument("--streams", type=_positive_int, metavar="K", help="chance/external/outcome sampling: K independent random streams "
                        "per player and iteration, run on the threads (default 1)")
     solve.add_argument("--samples", type=_positive_int, metavar="B", help="chance/external/outcome sampling: passes per stream, player and "
@@ -596,10 +594,6 @@ def _trainer(args, compiled):
     sampled = cls in SAMPLED_TRAINERS
     if args.seed is not None and not sampled:
         raise UsageError(f"--seed applies to the sampled trainers only ({', '.join(SAMPLED_NAMES)})")
-    if args.threads is not None and not issubclass(cls, THREADED_TRAINERS):
-        raise UsageError(f"--threads applies to the full-pass trainers and to the sampled ones, "
-                         f"not {args.trainer} (it runs on one core; run several seeds at once "
-                         "with cfrkit sweep)")
     options = {"threads": args.threads} if args.threads is not None else {}
     for flag in ("streams", "samples"):
         if getattr(args, flag) is not None:

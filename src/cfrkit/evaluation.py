@@ -17,7 +17,8 @@ from . import _threads
 from ._kernels import best_response as _br
 from ._kernels import parallel as _parallel
 from ._notice import compile_notice
-from ._text import counted
+from ._numbers import integer_value
+from ._text import counted, short_repr
 from .game import Game
 from .policy import Policy, check_policy_game
 from .statics import parallel_layout
@@ -195,8 +196,8 @@ def _response_waves(compiled: CompiledGame, player: int) -> tuple[np.ndarray, np
 
 
 def _check_player(compiled: CompiledGame, player: int) -> int:
-    if isinstance(player, bool) or not isinstance(player, (int, np.integer)):
-        raise ValueError(f"player must be an int, got {player!r}")
+    if integer_value(player) is None:
+        raise ValueError(f"player must be an int, got {short_repr(player)}")
     if not 0 <= player < compiled.num_players:
         raise ValueError(
             f"player {player} out of range for {counted(compiled.num_players, 'player')}"

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._interrupt import Blocks, between_blocks, interruptible
+from ._interrupt import Blocks, NoCopies, between_blocks, interruptible
 from ._kernels.fictitious_play import xfp_iterations
 from ._notice import first_call
+from ._numbers import integer_value
 from ._text import short_repr
 from .evaluation import _response_order
 from .game import Game
@@ -26,7 +27,7 @@ __all__ = ["FictitiousPlay"]
 # as the trainers: blocks of about 10 ms, one kernel call each (see trainers/base.py)
 
 
-class FictitiousPlay:
+class FictitiousPlay(NoCopies):
     """Extensive-form fictitious play (XFP): Heinrich, Lanctot and Silver (2015), Algorithm 1.
 
     *Fictitious Self-Play in Extensive-Form Games* (ICML 2015), full width: each iteration
@@ -157,7 +158,7 @@ class FictitiousPlay:
             :data:`cfrkit.limits.MAX_ITERATIONS` (2^53: the step size ``1/(t+1)`` is computed
             from ``t`` as a float64). Checked before anything runs.
         """
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        if integer_value(n) is None or n < 0:
             raise ValueError(f"n must be a non-negative integer, got {short_repr(n)}")
         if self._iteration + int(n) > MAX_ITERATIONS:
             raise ValueError(

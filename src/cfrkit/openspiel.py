@@ -116,6 +116,15 @@ class _SharedKey(Exception):
 class OpenSpielGame(Game):
     """A cfrkit :class:`~cfrkit.Game` over an OpenSpiel game (build it with :func:`from_openspiel`).
 
+    Parameters
+    ----------
+    openspiel_game : pyspiel.Game
+        A loaded OpenSpiel game (``pyspiel.load_game(...)``); :func:`from_openspiel` also
+        takes a name, checks the game's type and compiles it.
+    keys_per_player : bool, optional
+        Key infosets by ``"p{player}|{string}"`` (default False: by the information-state
+        string itself).
+
     Attributes
     ----------
     openspiel_game : pyspiel.Game
@@ -131,6 +140,13 @@ class OpenSpielGame(Game):
     """
 
     def __init__(self, openspiel_game: Any, *, keys_per_player: bool = False) -> None:
+        if not isinstance(openspiel_game, _pyspiel().Game):
+            hint = " (from_openspiel takes a name)" if isinstance(openspiel_game, str) else ""
+            raise TypeError(
+                f"openspiel_game must be a pyspiel.Game, got {type(openspiel_game).__name__}{hint}"
+            )
+        if not isinstance(keys_per_player, (bool, np.bool_)):
+            raise ValueError(f"keys_per_player must be a bool, got {short_repr(keys_per_player)}")
         self.openspiel_game = openspiel_game
         self.num_players = int(openspiel_game.num_players())
         self.name = str(openspiel_game)
@@ -334,8 +350,15 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
 def _load_game(name: str) -> Any:
     """``pyspiel.load_game(name)``; an unknown game or bad parameters are a ``ValueError``
     naming ``name``, in one line (OpenSpiel's ``SpielError`` goes on with the list of every
-    game)."""
+    game). An unknown name is caught before OpenSpiel, which would print every game's name
+    on stderr too."""
     pyspiel = _pyspiel()
+    short = name.split("(", 1)[0].strip()
+    if short not in pyspiel.registered_names():
+        raise ValueError(
+            f"OpenSpiel game {name!r}: Unknown game {short!r}. (pyspiel.registered_names() "
+            "lists the games)"
+        )
     try:
         return pyspiel.load_game(name)
     except pyspiel.SpielError as exc:
@@ -395,7 +418,9 @@ def from_openspiel(
         ``max_nodes``.
     """
     pyspiel = _pyspiel()
+    limits = {"max_nodes": max_nodes, "max_memory": max_memory, "cache_dir": cache_dir}
     if isinstance(game_or_name, OpenSpielGame):
+        compile_game(game_or_name, **limits)  # compiled on return, as documented
         return game_or_name
     if isinstance(game_or_name, str):
         game = _load_game(game_or_name)
@@ -428,7 +453,6 @@ def from_openspiel(
         per_player = OpenSpielGame(game, keys_per_player=True)
         if cache_path(per_player, cache_dir).exists():
             wrapped = per_player
-    limits = {"max_nodes": max_nodes, "max_memory": max_memory, "cache_dir": cache_dir}
     try:
         compile_game(wrapped, **limits)
     except GameError as exc:

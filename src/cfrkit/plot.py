@@ -39,6 +39,7 @@ try:
 except ImportError as exc:
     raise ImportError(_INSTALL_HINT) from exc
 
+from ._numbers import integer_value
 from ._text import short_repr
 from .policy import Policy
 from .record import SolveRecord
@@ -195,7 +196,14 @@ def convergence(
 
 
 def _as_records(records: SolveRecord | Sequence[SolveRecord]) -> list[SolveRecord]:
-    runs = [records] if isinstance(records, SolveRecord) else list(records)
+    if isinstance(records, SolveRecord):
+        runs = [records]
+    elif isinstance(records, Iterable) and not isinstance(records, (str, bytes)):
+        runs = list(records)
+    else:
+        raise TypeError(
+            f"records must be a SolveRecord or a sequence of them, got {type(records).__name__}"
+        )
     if not runs:
         raise ValueError("records is empty: pass a SolveRecord or a sequence of them")
     for i, run in enumerate(runs):
@@ -317,10 +325,7 @@ def strategy(
     """
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be a cfrkit.Policy, got {type(policy).__name__}")
-    if max_infosets is not None and (
-        isinstance(max_infosets, bool) or not isinstance(max_infosets, (int, np.integer))
-        or max_infosets < 1
-    ):
+    if max_infosets is not None and (integer_value(max_infosets) is None or max_infosets < 1):
         raise ValueError(f"max_infosets must be a positive integer or None, got {max_infosets!r}")
     compiled = policy.game
     by_player: dict[int, list[str]] = {p: [] for p in range(compiled.num_players)}
@@ -332,9 +337,7 @@ def strategy(
         if not players:
             raise ValueError(f"{compiled.game!r} has no infosets to draw")
     else:
-        if isinstance(player, bool) or not isinstance(player, (int, np.integer)) or not (
-            0 <= player < compiled.num_players
-        ):
+        if integer_value(player) is None or not 0 <= player < compiled.num_players:
             raise ValueError(
                 f"player must be an int in [0, {compiled.num_players}) for {compiled.game!r}, "
                 f"got {player!r}"

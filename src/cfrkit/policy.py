@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ._files import replacing
+from ._numbers import integer_value
 from ._text import short_repr
 from .game import Game
 from .tree import CompiledGame, compile_game
@@ -218,7 +219,7 @@ class Policy(Mapping):
         P0  player 0  rock: 0.33  paper: 0.33  scissors: 0.33
         P1  player 1  rock: 0.33  paper: 0.33  scissors: 0.33
         """
-        if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
+        if integer_value(digits) is None or digits < 0:
             raise ValueError(f"digits must be a non-negative integer, got {digits!r}")
         compiled = self._game
         order = self._sorted_infosets()

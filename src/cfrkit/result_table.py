@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Mapping
+from pathlib import Path
 
 import numpy as np
 
-from ._interrupt import Blocks, between_blocks, interruptible
+from ._interrupt import Blocks, NoCopies, between_blocks, interruptible
 from ._kernels.random import seed_state
 from ._kernels.result_table import run_result_table
 from ._notice import first_call
-from ._numbers import real_value
+from ._numbers import integer_value, real_value
 from ._text import short_repr
 from .game import Game, InfoSet
 from .policy import Policy
@@ -30,7 +31,7 @@ __all__ = ["MAX_GAMES", "ResultTableLearner"]
 MAX_GAMES = 2**63 - 1
 
 
-class ResultTableLearner:
+class ResultTableLearner(NoCopies):
     """Result-table learning by self-play (Dave Computes, "A Simple Machine Learning
     Algorithm", 2019): greedy on average gains, with a little uniform exploration.
 
@@ -108,6 +109,8 @@ class ResultTableLearner:
     298
     """
 
+    _copy_instead = "; save() it and cfrkit.load_trainer() it back for an independent copy"
+
     def __init__(
         self, game: Game | CompiledGame, *, explore: float = 0.01, seed: int | None = None
     ) -> None:
@@ -171,7 +174,7 @@ class ResultTableLearner:
             If ``n`` is not a non-negative integer, or ``iteration + n`` is past
             :data:`MAX_GAMES` (2^63 - 1, the int64 counters' limit).
         """
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        if integer_value(n) is None or n < 0:
             raise ValueError(f"n must be a non-negative integer, got {short_repr(n)}")
         if self._iteration + int(n) > MAX_GAMES:
             raise ValueError(
@@ -252,13 +255,24 @@ class ResultTableLearner:
 
     # -- checkpoints --------------------------------------------------------------------------
     @between_blocks
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike) -> Path:
         """Write a checkpoint (the table, the random stream and the counters) to one ``.npz``
         file, in the trainers' checkpoint format; :func:`cfrkit.load_trainer` reads it back,
-        and the loaded learner continues bit for bit as if it had never stopped."""
+        and the loaded learner continues bit for bit as if it had never stopped.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Where to write; conventionally ending in ``.npz``. An existing file is replaced.
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``.
+        """
         from .checkpoint import save_learner
 
-        save_learner(self, path)
+        return save_learner(self, path)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.game.game!r}, explore={self._explore!r}, "

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._files import cannot_write_in, file_in_the_way, replacing
-from ._numbers import real_value
+from ._numbers import integer_value, real_value
 from ._text import counted, first_line, short_repr
 from .rules import RegretRule
 from .trainers.base import MAX_SEED
@@ -228,19 +228,20 @@ def _combinations(trainer: str, cls: type, grid: Mapping | None) -> list[dict]:
 
 
 def _check_seed(value: Any) -> int:
-    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer))
-            or not 0 <= int(value) < MAX_SEED):
+    seed = integer_value(value)
+    if seed is None or not 0 <= seed < MAX_SEED:
         raise ValueError(f"seeds must be integers in [0, 2**64), got {short_repr(value)}")
-    return int(value)
+    return seed
 
 
 def _check_limit(name: str, value: Any, *, integer: bool = False) -> Any:
     if value is None:
         return None
     if integer:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        count = integer_value(value)
+        if count is None or count < 0:
             raise ValueError(f"{name} must be a non-negative integer, got {short_repr(value)}")
-        return int(value)
+        return count
     number = real_value(value)
     if number is None or not (math.isfinite(number) and number > 0.0):
         raise ValueError(f"{name} must be a positive number, got {short_repr(value)}")
@@ -726,15 +727,16 @@ def sweep(
     )
     if all(value is None for value in limits.values()):
         raise ValueError("sweep() needs a stopping rule: target_nash_conv, max_iterations or time_limit")
-    if num_cpus is not None and (isinstance(num_cpus, bool) or not isinstance(num_cpus, int)
-                                 or num_cpus < 1):
-        raise ValueError(f"num_cpus must be a positive integer, got {short_repr(num_cpus)}")
+    if num_cpus is not None:
+        given, num_cpus = num_cpus, integer_value(num_cpus)
+        if num_cpus is None or num_cpus < 1:
+            raise ValueError(f"num_cpus must be a positive integer, got {short_repr(given)}")
     if num_cpus is not None and (address is not None or os.environ.get("RAY_ADDRESS")):
         raise ValueError("num_cpus applies to a local Ray instance only, not with address or "
                          "RAY_ADDRESS (a cluster has the CPUs it was started with)")
-    if isinstance(cpus_per_run, bool) or not isinstance(cpus_per_run, (int, float)) \
-            or not 0 < cpus_per_run < math.inf:
-        raise ValueError(f"cpus_per_run must be a positive number, got {short_repr(cpus_per_run)}")
+    given, cpus_per_run = cpus_per_run, real_value(cpus_per_run)
+    if cpus_per_run is None or not 0 < cpus_per_run < math.inf:
+        raise ValueError(f"cpus_per_run must be a positive number, got {short_repr(given)}")
     if address is not None and not isinstance(address, str):
         raise ValueError(f"address must be a string such as 'auto', got {short_repr(address)}")
     if cache_dir is not None:

@@ -19,6 +19,7 @@ import math
 from functools import cached_property
 from itertools import permutations, product
 
+from .._numbers import integer_value
 from ..game import Game, History
 from ..tree import DEFAULT_MAX_NODES
 
@@ -168,10 +169,12 @@ class KuhnPoker(Game):
     """
 
     def __init__(self, players: int = 2, *, max_bets: int = 1, deal: str = "deck") -> None:
-        if isinstance(players, bool) or not isinstance(players, int) or players < 2:
-            raise ValueError(f"players must be an int >= 2, got {players!r}")
-        if isinstance(max_bets, bool) or not isinstance(max_bets, int) or max_bets < 1:
-            raise ValueError(f"max_bets must be an int >= 1, got {max_bets!r}")
+        given_players, given_bets = players, max_bets
+        players, max_bets = integer_value(players), integer_value(max_bets)
+        if players is None or players < 2:
+            raise ValueError(f"players must be an int >= 2, got {given_players!r}")
+        if max_bets is None or max_bets < 1:
+            raise ValueError(f"max_bets must be an int >= 1, got {given_bets!r}")
         if not isinstance(deal, str) or deal not in DEALS:
             raise ValueError(f"deal must be 'deck' or 'independent', got {deal!r}")
         if players > 2 and (max_bets != 1 or deal != "deck"):

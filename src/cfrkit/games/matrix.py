@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..game import Game, GameError, History
 
@@ -36,9 +37,15 @@ class MatrixGame(Game):
         self,
         name: str,
         actions: Sequence[Hashable],
-        row_payoff,
-        column_payoff=None,
+        row_payoff: ArrayLike,
+        column_payoff: ArrayLike | None = None,
     ) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        if isinstance(actions, (str, bytes)) or not isinstance(actions, Iterable):
+            raise TypeError(
+                f"{name}: actions must be a sequence of labels, got {type(actions).__name__}"
+            )
         self.name = name
         self.action_labels = tuple(actions)
         row = _payoff_matrix(name, "row_payoff", row_payoff)

@@ -13,15 +13,16 @@ import os
 import sys
 import time
 from collections.abc import Callable, Hashable, Mapping
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import _threads
-from .._interrupt import Blocks, between_blocks, interruptible
+from .._interrupt import Blocks, NoCopies, between_blocks, interruptible
 from .._kernels.update import synced_regrets
 from .._notice import first_call
-from .._numbers import real_value
+from .._numbers import integer_value, real_value
 from .._text import short_repr
 from ..game import Game, InfoSet
 from ..evaluation import evaluate, warm_up_evaluation
@@ -58,7 +59,7 @@ class Buffers(NamedTuple):
     bounds: bool = False  # value bounds and chance reach (regret-based or threshold pruning)
 
 
-class Trainer(abc.ABC):
+class Trainer(NoCopies, abc.ABC):
     """A regret minimiser over a compiled game: its arrays, its counters and its policies.
 
     Parameters
@@ -83,6 +84,8 @@ class Trainer(abc.ABC):
     game : CompiledGame
         The compiled game (``trainer.game.game`` is the object passed in).
     """
+
+    _copy_instead = "; save() it and cfrkit.load_trainer() it back for an independent copy"
 
     def __init__(
         self,
@@ -201,10 +204,10 @@ class Trainer(abc.ABC):
             If ``n`` is not a non-negative integer, or ``iteration + n`` is past the limit
             (checked before anything runs).
         """
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        remaining = integer_value(n)
+        if remaining is None or remaining < 0:
             raise ValueError(f"n must be a non-negative integer, got {short_repr(n)}")
-        self._check_room(f"iterate(n={short_repr(n)})", int(n))
-        remaining = int(n)
+        self._check_room(f"iterate(n={short_repr(n)})", remaining)
         with interruptible():
             if remaining and not self._warm:
                 self._warm_up()
@@ -290,8 +293,7 @@ class Trainer(abc.ABC):
         target = _optional_positive("target_nash_conv", target_nash_conv)
         limit = _optional_positive("time_limit", time_limit)
         if max_iterations is not None and (
-            isinstance(max_iterations, (bool, np.bool_))
-            or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 0
+            integer_value(max_iterations) is None or max_iterations < 0
         ):
             raise ValueError(
                 f"max_iterations must be a non-negative integer, got {short_repr(max_iterations)}"
@@ -330,7 +332,7 @@ class Trainer(abc.ABC):
         return run.record()
 
     @between_blocks
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike) -> Path:
         """Write a checkpoint: every array of the run and its metadata, in one ``.npz`` file.
 
         The file holds the trainer's arrays (regrets, average weights, current strategy,
@@ -343,11 +345,16 @@ class Trainer(abc.ABC):
         Parameters
         ----------
         path : str or os.PathLike
-            Where to write; conventionally ending in ``.npz``.
+            Where to write; conventionally ending in ``.npz``. An existing file is replaced.
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``.
         """
         from ..checkpoint import save_trainer
 
-        save_trainer(self, path)
+        return save_trainer(self, path)
 
     def _constructor_arguments(self) -> dict:
         """The keyword arguments that rebuild this trainer (``fixed`` aside): for checkpoints.
@@ -421,7 +428,8 @@ class ThreadsOption:
     @property
     def threads(self) -> int | None:
         """Threads the passes and :meth:`solve`'s evaluations run on (``None``: all of
-        numba's); settable between calls.
+        numba's); settable between calls. (A :class:`~cfrkit.PrunedCFR` pass runs on one
+        whatever this says: there it sets the evaluations' threads.)
 
         Raises
         ------
@@ -477,10 +485,10 @@ def check_seed(seed: object) -> int:
         # 64 bits of OS entropy (SeedSequence().entropy has 128, which the seeding would
         # truncate, and which a checkpoint could not be rebuilt from)
         return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
-    if (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))
-            or not 0 <= int(seed) < MAX_SEED):
+    value = integer_value(seed)
+    if value is None or not 0 <= value < MAX_SEED:
         raise ValueError(f"seed must be an integer in [0, 2**64) or None, got {short_repr(seed)}")
-    return int(seed)
+    return value
 
 
 def _optional_positive(name: str, value: object) -> float | None:

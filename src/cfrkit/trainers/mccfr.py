@@ -17,7 +17,7 @@ from .._kernels.mccfr import (
     run_outcome_streams,
 )
 from .._kernels.random import seed_state, stream_states
-from .._numbers import real_value
+from .._numbers import integer_value, real_value
 from .._text import short_repr
 from ..game import Game
 from ..policy import Policy
@@ -37,10 +37,10 @@ MAX_SAMPLES = 2**20
 
 def _count(name: str, value: object, limit: int) -> int:
     """``value`` as an int in ``[1, limit]``, else a ValueError naming the argument."""
-    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer))
-            or not 1 <= int(value) <= limit):
+    count = integer_value(value)
+    if count is None or not 1 <= count <= limit:
         raise ValueError(f"{name} must be an integer from 1 to {limit}, got {short_repr(value)}")
-    return int(value)
+    return count
 
 
 class StreamSampling(ThreadsOption, Trainer):
@@ -137,12 +137,11 @@ class _ActionSampling(StreamSampling):
         rule = self._rule
         if rule.floor or rule.predictive:
             what = "regret matching+ (floor=True)" if rule.floor else "a predictive rule"
+            # why (the docs' Trainers page): the floor keeps the positive noise and forgets
+            # the negative; a prediction repeats the last sample's noise
             raise ValueError(
-                f"{type(self).__name__} does not take {what}: with sampled regrets it is "
-                "unstable (the floor keeps the positive noise and forgets the negative; a "
-                "prediction repeats the last sample's noise). Use the vanilla, linear or "
-                "discounted rules (RegretRule.linear(), RegretRule.discounted()), as Linear and "
-                "Discounted MCCFR do (Brown and Sandholm 2019)"
+                f"{type(self).__name__} does not take {what}, unstable on sampled regrets; use "
+                "RegretRule(), RegretRule.linear() or RegretRule.discounted()"
             )
         return Buffers(queued=True, sampling=True)
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .. import _threads
 from .._kernels.drivers import run_pruned
 from .._numbers import real_value
 from .._text import short_repr
@@ -13,12 +14,12 @@ from ..game import Game
 from ..policy import Policy
 from ..rules import RegretRule
 from ..tree import CompiledGame
-from .base import Buffers, KernelCall, Trainer, check_bool
+from .base import Buffers, KernelCall, ThreadsOption, Trainer, check_bool
 
 __all__ = ["PrunedCFR"]
 
 
-class PrunedCFR(Trainer):
+class PrunedCFR(ThreadsOption, Trainer):
     """CFR that skips subtrees: the same iterates as full passes, fewer nodes visited.
 
     Three kinds of pruning, all switches of one queued traversal:
@@ -68,6 +69,11 @@ class PrunedCFR(Trainer):
         Alternating (default) or simultaneous updates, as in :class:`CFR`.
     fixed : Policy or Mapping, optional
         Infosets whose strategy is held fixed (see :class:`Trainer`).
+    threads : int, optional
+        Threads :meth:`solve`'s evaluations run on: default all of numba's, as for
+        :class:`CFR`. The pruned pass itself runs on one (its queue is serial), whatever this
+        says. A runtime choice: :attr:`threads` can change between calls, and checkpoints do
+        not keep it.
     """
 
     def __init__(
@@ -79,7 +85,9 @@ class PrunedCFR(Trainer):
         threshold: float = 0.0,
         alternating: bool = True,
         fixed: Policy | Mapping | None = None,
+        threads: int | None = None,
     ) -> None:
+        threads = _threads.check_threads(threads)  # before the game is compiled
         if regret_pruning is not None:
             regret_pruning = check_bool("regret_pruning", regret_pruning)
         number = real_value(threshold)
@@ -88,6 +96,10 @@ class PrunedCFR(Trainer):
         self._threshold = number
         self._requested_pruning = regret_pruning
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
+        self._threads = threads
+
+    def _thread_count(self, threads: int | None) -> int:
+        return 1  # the pass; ``threads`` reaches solve()'s evaluations
 
     @property
     def regret_pruning(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 
+from .._numbers import integer_value
 from ..game import COMPILED_ATTRIBUTE, Game, GameError
 from .layout import CHANCE, DECISION, TERMINAL, CompiledGame, GameTree, flatten
 from . import store
@@ -66,7 +67,9 @@ def compile_game(
     The result is cached per game object, so every trainer and evaluation call on the same game
     shares one tree, which is freed with the game; a :class:`CompiledGame` passed in is
     returned as it is. With
-    ``cache_dir``, it is also kept on disk for the next process.
+    ``cache_dir``, it is also kept on disk for the next process. The limits bound a walk: a
+    game compiled already (this object, or its file in ``cache_dir``) comes back whatever
+    its size, with the arguments checked all the same.
 
     Parameters
     ----------
@@ -119,20 +122,25 @@ def compile_game(
     ValueError
         If ``cache_dir`` is given and the game has no :attr:`~cfrkit.Game.identity`.
     """
-    if isinstance(game, CompiledGame):
-        return game
-    if not isinstance(game, Game):
+    if not isinstance(game, (Game, CompiledGame)):
         raise TypeError(f"expected a cfrkit.Game, got {type(game).__name__}")
-    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
-        raise ValueError(f"max_nodes must be a positive integer, got {max_nodes!r}")
-    if max_memory is not None and (
-        isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory < 1
-    ):
-        raise ValueError(f"max_memory must be a positive number of bytes or None, got {max_memory!r}")
+    given_nodes, given_memory = max_nodes, max_memory
+    max_nodes = integer_value(max_nodes)
+    if max_nodes is None or max_nodes < 1:
+        raise ValueError(f"max_nodes must be a positive integer, got {given_nodes!r}")
+    if max_memory is not None:
+        max_memory = integer_value(max_memory)
+        if max_memory is None or max_memory < 1:
+            raise ValueError(
+                f"max_memory must be a positive number of bytes or None, got {given_memory!r}"
+            )
     if progress is not None and not isinstance(progress, bool):
         raise ValueError(f"progress must be a bool or None, got {progress!r}")
     if cache_dir is not None:
         store.check_cache_dir(cache_dir)
+    if isinstance(game, CompiledGame):
+        return game
+    if cache_dir is not None:
         store.cache_key(game)  # a game without identity: ValueError before any work
 
     def compile() -> CompiledGame:
@@ -171,11 +179,11 @@ def load_compiled(path: str | os.PathLike[str]) -> CompiledGame:
     ------
     OSError
         If the file cannot be read (``FileNotFoundError`` if it does not exist).
-    ValueError
-        If it is not a compiled-game file, is truncated or damaged, has another format version,
-        has arrays of the wrong names, dtypes, shapes or index ranges, or its content does not
-        match its fingerprint (a damaged or edited file). The message names the file and the
-        reason.
+    CompiledFileError
+        A ``ValueError``: the file is not a compiled game, is truncated or damaged, has another
+        format version, has arrays of the wrong names, dtypes, shapes or index ranges, or its
+        content does not match its fingerprint (a damaged or edited file). The message names
+        the file and the reason.
 
     Examples
     --------

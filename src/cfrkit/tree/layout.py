@@ -22,6 +22,7 @@ import hashlib
 import os
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -31,8 +32,6 @@ from .preorder import narrow_keys, preorder_depths
 from .walk import CHANCE, CHANCE_CODE, DECISION, TERMINAL, TERMINAL_CODE
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from .walk import Walk
 
 __all__ = ["CHANCE", "DECISION", "TERMINAL", "CompiledGame", "GameTree", "flatten"]
@@ -75,6 +74,13 @@ class GameTree(NamedTuple):
     player_infoset_start: np.ndarray  # int32[P+1]: player p owns infosets [start[p], start[p+1])
     slot_infoset: np.ndarray  # int32[A]: owning infoset of each decision slot
 
+    def __repr__(self) -> str:  # the arrays' own reprs would run to tens of thousands of chars
+        return (
+            f"GameTree(num_players={self.num_players}, num_action_slots={self.num_action_slots}, "
+            f"nodes={self.node_kind.shape[0]}, infosets={self.infoset_player.shape[0]}, "
+            f"chance_slots={self.chance_prob.shape[0]})"
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class CompiledGame:
@@ -110,18 +116,22 @@ class CompiledGame:
 
     @property
     def num_players(self) -> int:
+        """The number of players (chance not counted)."""
         return self.tree.num_players
 
     @property
     def num_nodes(self) -> int:
+        """The number of histories: decision, chance and terminal nodes."""
         return int(self.tree.node_kind.shape[0])
 
     @property
     def num_infosets(self) -> int:
+        """The number of information sets, every player's."""
         return len(self.infoset_keys)
 
     @property
     def num_terminals(self) -> int:
+        """The number of terminal histories."""
         return int(np.count_nonzero(self.tree.node_kind == TERMINAL))
 
     @property
@@ -460,7 +470,7 @@ class _InfoSets(Mapping):
         return key in self._index
 
     def __repr__(self) -> str:
-        return f"_ReadOnlyDict({dict(self.items())!r})"
+        return _preview(self)
 
 
 class _ReadOnlyDict(Mapping):
@@ -487,4 +497,17 @@ class _ReadOnlyDict(Mapping):
         return key in self._data
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._data!r})"
+        return _preview(self)
+
+
+#: Entries a read-only mapping's repr shows before it says how many more there are.
+PREVIEW_ITEMS = 3
+
+
+def _preview(mapping: Mapping) -> str:
+    """``{k: v, ..., (n more)}``: a big game's mapping printed whole would run to megabytes."""
+    shown = [f"{key!r}: {mapping[key]!r}" for key, _ in zip(mapping, range(PREVIEW_ITEMS))]
+    rest = len(mapping) - len(shown)
+    if rest:
+        shown.append(f"... ({rest} more)")
+    return "{" + ", ".join(shown) + "}"

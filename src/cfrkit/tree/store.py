@@ -53,7 +53,10 @@ from ..game import Game, GameError, History, InfoSet
 from .layout import ZERO_SUM_TOLERANCE, CompiledGame, GameTree, _ReadOnlyDict
 from .walk import CHANCE, DECISION, TERMINAL, _exception_text
 
-__all__ = ["FORMAT", "VERSION", "StoredGame", "cache_key", "cache_path", "load_or_compile", "save"]
+__all__ = [
+    "FORMAT", "VERSION", "CompiledFileError", "StoredGame", "cache_key", "cache_path",
+    "load_or_compile", "save",
+]
 
 FORMAT = "cfrkit.compiled_game"
 #: Bump when the file's structure or the meaning of any GameTree array changes: files of
@@ -289,53 +292,54 @@ class StoredGame(Game):
         return f"StoredGame({self.original_repr}, path={self.path!r})"
 
 
-class _BadFile(ValueError):
-    """A compiled-game file that cannot be used (the message names the file and the reason)."""
+class CompiledFileError(ValueError):
+    """A compiled-game file that cannot be used: not one, truncated, damaged, of another format
+    version, or edited. The message names the file and the reason."""
 
 
 def _read(name: str, game: Game | None) -> tuple[CompiledGame, dict]:
     """The compiled game in file ``name`` (attached to ``game``, or to a :class:`StoredGame`),
-    and its metadata; :class:`_BadFile` saying why not."""
+    and its metadata; :class:`CompiledFileError` saying why not."""
     try:
         data = load_npz(name)
         if not isinstance(data, np.lib.npyio.NpzFile):
-            raise _BadFile(f"{name}: not a compiled cfrkit game (a single .npy array)")
+            raise CompiledFileError(f"{name}: not a compiled cfrkit game (a single .npy array)")
         with data:
             expected = {f"tree/{field}" for field in _SCHEMA} | {_METADATA, _ACTION_SET}
             if _METADATA not in data.files:
-                raise _BadFile(f"{name}: not a compiled cfrkit game (no metadata entry)")
+                raise CompiledFileError(f"{name}: not a compiled cfrkit game (no metadata entry)")
             kind = other_kind(data, FORMAT)
             if kind is not None:
-                raise _BadFile(f"{name}: {kind}, not a compiled game")
+                raise CompiledFileError(f"{name}: {kind}, not a compiled game")
             raw = data[_METADATA]
             if raw.dtype != np.uint8 or raw.ndim != 1:
-                raise _BadFile(f"{name}: not a compiled cfrkit game (bad metadata entry)")
+                raise CompiledFileError(f"{name}: not a compiled cfrkit game (bad metadata entry)")
             metadata = json.loads(raw.tobytes().decode("utf-8"))
             _check_header(name, metadata)
             if set(data.files) != expected:
                 missing = sorted(expected - set(data.files))
                 extra = sorted(set(data.files) - expected)
-                raise _BadFile(f"{name}: arrays missing {missing}, unexpected {extra}")
+                raise CompiledFileError(f"{name}: arrays missing {missing}, unexpected {extra}")
             arrays = {key: data[key] for key in data.files if key != _METADATA}
-    except _BadFile:
+    except CompiledFileError:
         raise
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
     except DAMAGED_ZIP as exc:
-        raise _BadFile(f"{name}: truncated or damaged ({exc})") from exc
+        raise CompiledFileError(f"{name}: truncated or damaged ({exc})") from exc
     except (ValueError, KeyError, OSError, UnicodeDecodeError) as exc:
         # not an npz (np.load's ValueError), an object array (refused without pickle), a damaged
         # member, or bad JSON (a ValueError too)
-        raise _BadFile(f"{name}: not a readable compiled cfrkit game ({exc})") from exc
+        raise CompiledFileError(f"{name}: not a readable compiled cfrkit game ({exc})") from exc
     compiled = _assemble(name, metadata, arrays, game)
     return compiled, metadata
 
 
 def _check_header(name: str, metadata: object) -> None:
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
-        raise _BadFile(f"{name}: not a compiled cfrkit game")
+        raise CompiledFileError(f"{name}: not a compiled cfrkit game")
     if metadata.get("version") != VERSION:
-        raise _BadFile(
+        raise CompiledFileError(
             f"{name}: compiled-game format version {short_repr(metadata.get('version'))} (written "
             f"by cfrkit {short_repr(metadata.get('cfrkit_version'))}); this cfrkit reads version "
             f"{VERSION}: compile the game again"
@@ -346,9 +350,9 @@ def _check_header(name: str, metadata: object) -> None:
         value = metadata.get(key)
         # type() is int: JSON true/false would pass isinstance(..., int)
         if type(value) is not kind:
-            raise _BadFile(f"{name}: bad or missing metadata entry {key!r}")
+            raise CompiledFileError(f"{name}: bad or missing metadata entry {key!r}")
     if metadata["num_players"] < 1 or metadata["num_action_slots"] < 0:
-        raise _BadFile(f"{name}: bad player or slot count")
+        raise CompiledFileError(f"{name}: bad player or slot count")
 
 
 def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> CompiledGame:
@@ -357,16 +361,16 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     num_action_slots = metadata["num_action_slots"]
     keys = metadata["infoset_keys"]
     if not all(type(key) is str for key in keys):
-        raise _BadFile(f"{name}: infoset keys must be strings")
+        raise CompiledFileError(f"{name}: infoset keys must be strings")
     try:
         action_sets = [tuple(_decode_label(v) for v in labels) for labels in metadata["action_sets"]]
     except (ValueError, TypeError, OverflowError) as exc:
-        raise _BadFile(f"{name}: bad action labels ({exc})") from None
+        raise CompiledFileError(f"{name}: bad action labels ({exc})") from None
     tree_arrays = {}
     for field, (dtype, _) in _SCHEMA.items():
         array = arrays[f"tree/{field}"]
         if array.dtype != dtype:
-            raise _BadFile(f"{name}: array {field!r} is {array.dtype}, expected {dtype}")
+            raise CompiledFileError(f"{name}: array {field!r} is {array.dtype}, expected {dtype}")
         tree_arrays[field] = np.ascontiguousarray(array)
     sizes = {
         "N": tree_arrays["node_kind"].shape[0] if tree_arrays["node_kind"].ndim == 1 else -1,
@@ -380,20 +384,20 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     for field, (_, shape) in _SCHEMA.items():
         want = tuple(sizes[d[0]] + (1 if d.endswith("+1") else 0) for d in shape)
         if tree_arrays[field].shape != want:
-            raise _BadFile(
+            raise CompiledFileError(
                 f"{name}: array {field!r} has shape {tree_arrays[field].shape}, expected {want}"
             )
     index = arrays[_ACTION_SET]
     if index.dtype != _INT32 or index.shape != (len(keys),):
-        raise _BadFile(f"{name}: array {_ACTION_SET!r} has the wrong dtype or shape")
+        raise CompiledFileError(f"{name}: array {_ACTION_SET!r} has the wrong dtype or shape")
     _check_ranges(name, tree_arrays, sizes, index, len(action_sets))
     sets_per_infoset = [action_sets[i] for i in index.tolist()]
     lengths = np.fromiter(map(len, sets_per_infoset), dtype=np.int64, count=len(keys))
     if not np.array_equal(lengths, tree_arrays["infoset_num_actions"]):
-        raise _BadFile(f"{name}: action labels do not match 'infoset_num_actions'")
+        raise CompiledFileError(f"{name}: action labels do not match 'infoset_num_actions'")
     key_index = {key: i for i, key in enumerate(keys)}
     if len(key_index) != len(keys):
-        raise _BadFile(f"{name}: infoset keys repeat")
+        raise CompiledFileError(f"{name}: infoset keys repeat")
 
     for array in tree_arrays.values():
         array.setflags(write=False)
@@ -419,12 +423,12 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
         zero_sum=zero_sum,
     )
     if compiled.fingerprint != metadata["fingerprint"]:
-        raise _BadFile(
+        raise CompiledFileError(
             f"{name}: its content does not match its fingerprint (the file is damaged or was "
             "edited)"
         )
     if zero_sum != metadata["zero_sum"]:
-        raise _BadFile(f"{name}: its zero-sum flag does not match its utilities")
+        raise CompiledFileError(f"{name}: its zero-sum flag does not match its utilities")
     return compiled
 
 
@@ -443,11 +447,11 @@ def _check_ranges(name: str, t: dict, sizes: dict, index: np.ndarray, num_sets: 
     n, s, a, p = sizes["N"], sizes["S"], sizes["A"], sizes["P"]
     slots = a + sizes["C"]
     if n < 1:
-        raise _BadFile(f"{name}: the tree has no nodes")
+        raise CompiledFileError(f"{name}: the tree has no nodes")
 
     def within(field: str, array: np.ndarray, low: int, high: int) -> None:
         if array.size and (int(array.min()) < low or int(array.max()) >= high):
-            raise _BadFile(f"{name}: array {field!r} holds values outside [{low}, {high})")
+            raise CompiledFileError(f"{name}: array {field!r} holds values outside [{low}, {high})")
 
     kind = t["node_kind"]
     within("node_kind", kind, min(TERMINAL, CHANCE, DECISION), max(TERMINAL, CHANCE, DECISION) + 1)
@@ -465,24 +469,24 @@ def _check_ranges(name: str, t: dict, sizes: dict, index: np.ndarray, num_sets: 
     within(_ACTION_SET, index, 0, num_sets)
     probabilities = t["chance_prob"]
     if not np.all((probabilities >= 0.0) & (probabilities <= 1.0)):  # NaN fails too
-        raise _BadFile(f"{name}: array 'chance_prob' holds values outside [0, 1]")
+        raise CompiledFileError(f"{name}: array 'chance_prob' holds values outside [0, 1]")
     # children and outgoing edges of every node stay within the node and slot arrays
     ends = t["node_first_child"].astype(np.int64) + t["node_num_children"]
     if np.any(internal & ((t["node_first_child"] < 0) | (ends > n))):
-        raise _BadFile(f"{name}: a node's children lie outside the tree")
+        raise CompiledFileError(f"{name}: a node's children lie outside the tree")
     edge_ends = t["node_slot"].astype(np.int64) + t["node_num_children"]
     if np.any(internal & ((t["node_slot"] < 0) | (edge_ends > slots))):
-        raise _BadFile(f"{name}: a node's edges lie outside the slot arrays")
+        raise CompiledFileError(f"{name}: a node's edges lie outside the slot arrays")
     if np.any(t["infoset_first_slot"].astype(np.int64) + t["infoset_num_actions"] > a):
-        raise _BadFile(f"{name}: an infoset's actions lie outside the slot arrays")
+        raise CompiledFileError(f"{name}: an infoset's actions lie outside the slot arrays")
     for field in ("infoset_node_start", "player_infoset_start"):
         offsets = t[field]
         if offsets[0] != 0 or np.any(np.diff(offsets) < 0):
-            raise _BadFile(f"{name}: array {field!r} is not a list of offsets")
+            raise CompiledFileError(f"{name}: array {field!r} is not a list of offsets")
     if t["infoset_node_start"][-1] != sizes["D"] or t["player_infoset_start"][-1] != s:
-        raise _BadFile(f"{name}: offset arrays do not end at the array sizes")
+        raise CompiledFileError(f"{name}: offset arrays do not end at the array sizes")
     if not np.all(np.isfinite(t["utility"])):
-        raise _BadFile(f"{name}: array 'utility' holds non-finite values")
+        raise CompiledFileError(f"{name}: array 'utility' holds non-finite values")
 
 
 # -- the compile cache --------------------------------------------------------------------------
@@ -595,7 +599,7 @@ def load_or_compile(
         try:
             loaded, metadata = _read(str(path), game)
             if metadata.get("cache_key") != key or loaded.num_players != game.num_players:
-                raise _BadFile(f"{path}: written for another game or cfrkit")
+                raise CompiledFileError(f"{path}: written for another game or cfrkit")
             return loaded
         except FileNotFoundError:  # removed since exists(): compile it
             pass
