@@ -308,7 +308,18 @@ def best_response(
     reach and ``v_i`` already assumes the best response deeper down; with perfect recall this
     maximises ``player``'s expected utility. Ties go to the first action in the game's order.
 
-    ``threads``: as in :func:`expected_values` (the same response, bit for bit, on any count).
+    Parameters
+    ----------
+    game : Game or CompiledGame
+        The game.
+    policy : Policy or Mapping
+        The profile (a mapping goes through :meth:`~cfrkit.Policy.from_dict`).
+    player : int
+        The responding player, from 0; the others keep their strategies in ``policy`` (its
+        rows for ``player`` are not read).
+    threads : int, optional
+        Threads to run on, as in :func:`expected_values` (the same response, bit for bit, on
+        any count).
 
     Returns
     -------
@@ -338,7 +349,21 @@ def evaluate(
 ) -> Evaluation:
     """Values, best-response values, per-player improvements and NashConv of ``policy``.
 
-    ``threads``: as in :func:`expected_values` (the same numbers, bit for bit, on any count).
+    Parameters
+    ----------
+    game : Game or CompiledGame
+        The game.
+    policy : Policy or Mapping
+        The profile (a mapping goes through :meth:`~cfrkit.Policy.from_dict`).
+    threads : int, optional
+        Threads to run on, as in :func:`expected_values` (the same numbers, bit for bit, on
+        any count).
+
+    Returns
+    -------
+    Evaluation
+        Every figure at once, for the price of one :func:`nash_conv` (``exploitability`` is
+        ``None`` unless the game is two-player zero-sum).
 
     Raises
     ------
@@ -381,7 +406,21 @@ def nash_conv(
 ) -> float:
     """``sum_i (u_i(BR_i, sigma_{-i}) - u_i(sigma))``: how far ``policy`` is from equilibrium.
 
-    ``threads``: as in :func:`expected_values` (the same number, bit for bit, on any count).
+    Parameters
+    ----------
+    game : Game or CompiledGame
+        The game.
+    policy : Policy or Mapping
+        The profile (a mapping goes through :meth:`~cfrkit.Policy.from_dict`).
+    threads : int, optional
+        Threads to run on, as in :func:`expected_values` (the same number, bit for bit, on
+        any count).
+
+    Returns
+    -------
+    float
+        NashConv: 0 exactly at a Nash equilibrium, positive elsewhere (up to rounding, about
+        1e-16, at exact indifference).
 
     Raises
     ------
@@ -399,7 +438,20 @@ def exploitability(
 ) -> float:
     """NashConv / 2, the mean gain of a best response, for two-player zero-sum games.
 
-    ``threads``: as in :func:`expected_values` (the same number, bit for bit, on any count).
+    Parameters
+    ----------
+    game : Game or CompiledGame
+        The game.
+    policy : Policy or Mapping
+        The profile (a mapping goes through :meth:`~cfrkit.Policy.from_dict`).
+    threads : int, optional
+        Threads to run on, as in :func:`expected_values` (the same number, bit for bit, on
+        any count).
+
+    Returns
+    -------
+    float
+        ``nash_conv(game, policy) / 2``.
 
     Raises
     ------

@@ -151,6 +151,16 @@ class FictitiousPlay(NoCopies):
         in: :attr:`iteration` then counts exactly the iterations in the average, the object
         keeps working, and the KeyboardInterrupt propagates.
 
+        Parameters
+        ----------
+        n : int, optional
+            Iterations to run (default 1; 0 does nothing).
+
+        Returns
+        -------
+        FictitiousPlay
+            ``self``.
+
         Raises
         ------
         ValueError

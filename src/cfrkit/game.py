@@ -65,7 +65,15 @@ class History(abc.ABC):
 
     @abc.abstractmethod
     def child(self, action: Hashable) -> History:
-        """The history after ``action`` (a player's action or a chance outcome)."""
+        """The history after ``action`` (a player's action or a chance outcome).
+
+        Parameters
+        ----------
+        action : Hashable
+            One of :meth:`actions` (at a decision) or of the outcomes of
+            :meth:`chance_outcomes` (at a chance node). The history itself must not change:
+            the compiler walks its other children after this one.
+        """
 
     @abc.abstractmethod
     def infoset_key(self) -> str:

@@ -194,7 +194,14 @@ class OpenSpielGame(Game):
         return True
 
     def openspiel_key(self, key: str) -> str:
-        """OpenSpiel's information-state string of the infoset ``key`` of this game."""
+        """OpenSpiel's information-state string of the infoset ``key`` of this game.
+
+        Parameters
+        ----------
+        key : str
+            An infoset key of this game (``"p{player}|{string}"`` when
+            :attr:`keys_per_player` is set, else the string itself).
+        """
         return key.split("|", 1)[1] if self.keys_per_player else key
 
     def __repr__(self) -> str:
@@ -380,7 +387,7 @@ def from_openspiel(
     game_or_name : pyspiel.Game or str
         A loaded game, or a name for ``pyspiel.load_game`` such as ``"leduc_poker"`` or
         ``"kuhn_poker(players=3)"``.
-    max_nodes, max_memory : optional
+    max_nodes, max_memory : int, optional
         Passed to :func:`cfrkit.compile_game`: give up with :class:`cfrkit.GameError` past this
         many histories (default 20 million), or when the walk would need more memory than
         ``max_memory`` bytes (default: 80% of the memory available).
@@ -522,6 +529,11 @@ def to_pyspiel_policy(game: OpenSpielGame | CompiledGame, policy: Policy | Mappi
         A game from :func:`from_openspiel`.
     policy : Policy or mapping
         A policy of ``game`` (anything :meth:`cfrkit.Policy.from_dict` accepts).
+
+    Returns
+    -------
+    pyspiel.TabularPolicy
+        Keyed by OpenSpiel's information-state strings, with OpenSpiel's action ids.
     """
     pyspiel = _pyspiel()
     compiled, _ = _compiled_openspiel(game)
@@ -547,6 +559,12 @@ def to_tabular_policy(game: OpenSpielGame | CompiledGame, policy: Policy | Mappi
         A game from :func:`from_openspiel`.
     policy : Policy or mapping
         A policy of ``game`` (anything :meth:`cfrkit.Policy.from_dict` accepts).
+
+    Returns
+    -------
+    open_spiel.python.policy.TabularPolicy
+        Every information state's row over all of OpenSpiel's action ids (0 where an action
+        is illegal).
 
     Raises
     ------
@@ -581,6 +599,20 @@ def from_openspiel_policy(game: OpenSpielGame | CompiledGame, policy: Any) -> Po
         The policy, e.g. ``pyspiel.CFRSolver(...).tabular_average_policy()``. It must have a
         row for every information state of ``game``; probabilities of illegal actions must be
         zero.
+
+    Returns
+    -------
+    Policy
+
+    Raises
+    ------
+    TypeError
+        If ``policy`` is not an OpenSpiel tabular policy, or ``game`` was not made by
+        :func:`from_openspiel`.
+    ValueError
+        If the policy has no row for an information state of ``game``, or a row
+        :meth:`cfrkit.Policy.from_dict` refuses (an illegal action with a positive
+        probability, a row that does not sum to 1).
     """
     pyspiel = _pyspiel()
     policy_module = _python_policy_module()

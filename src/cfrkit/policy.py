@@ -104,7 +104,17 @@ class Policy(Mapping):
     # -- construction -------------------------------------------------------------------------
     @classmethod
     def uniform(cls, game: Game | CompiledGame) -> Policy:
-        """Every infoset plays each of its actions with probability ``1 / |A(I)|``."""
+        """Every infoset plays each of its actions with probability ``1 / |A(I)|``.
+
+        Parameters
+        ----------
+        game : Game or CompiledGame
+            The game (compiled if it is not yet).
+
+        Returns
+        -------
+        Policy
+        """
         compiled = compile_game(game)
         tree = compiled.tree
         return cls(compiled, 1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions))
@@ -122,6 +132,18 @@ class Policy(Mapping):
         (``"true"``, ``"null"``) -- stands for that action. So a :meth:`to_dict` that went
         through JSON, where the integer action ``1`` became the key ``"1"``, reads back as it
         was.
+
+        Parameters
+        ----------
+        game : Game or CompiledGame
+            The game (compiled if it is not yet).
+        mapping : Mapping
+            ``{infoset key: row}``, one row per infoset; a :class:`Policy` of ``game`` comes
+            back as it is.
+
+        Returns
+        -------
+        Policy
 
         Raises
         ------

@@ -168,6 +168,16 @@ class ResultTableLearner(NoCopies):
         then counts exactly the games in the table, the learner keeps working, and the
         KeyboardInterrupt propagates. Splitting the games over several calls changes nothing.
 
+        Parameters
+        ----------
+        n : int, optional
+            Games to play (default 1; 0 does nothing).
+
+        Returns
+        -------
+        ResultTableLearner
+            ``self``.
+
         Raises
         ------
         ValueError

@@ -204,7 +204,19 @@ class RegretRule:
 
     @classmethod
     def discounted(cls, alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> "RegretRule":
-        """Discounted CFR(alpha, beta, gamma); the defaults are the paper's (Brown & Sandholm 2019)."""
+        """Discounted CFR(alpha, beta, gamma); the defaults are the paper's (Brown & Sandholm 2019).
+
+        Parameters
+        ----------
+        alpha : float, optional
+            Positive cumulative regrets are scaled by ``t^alpha / (t^alpha + 1)`` each
+            iteration (default 1.5).
+        beta : float, optional
+            Negative cumulative regrets are scaled by ``t^beta / (t^beta + 1)`` (default 0:
+            halved).
+        gamma : float, optional
+            Iterate ``t`` weighs ``t^gamma`` in the average strategy (default 2).
+        """
         return cls(alpha=alpha, beta=beta, gamma=gamma)
 
     @classmethod
@@ -214,12 +226,30 @@ class RegretRule:
 
     @classmethod
     def dcfr_plus(cls, alpha: float = 1.5, gamma: float = 4.0) -> "RegretRule":
-        """DCFR+: regret matching+ with discounted positive regrets (Xu et al. 2024)."""
+        """DCFR+: regret matching+ with discounted positive regrets (Xu et al. 2024).
+
+        Parameters
+        ----------
+        alpha : float, optional
+            Positive cumulative regrets are scaled by ``t^alpha / (t^alpha + 1)`` each
+            iteration (default 1.5).
+        gamma : float, optional
+            Iterate ``t`` weighs ``t^gamma`` in the average strategy (default 4).
+        """
         return cls(floor=True, alpha=alpha, gamma=gamma)
 
     @classmethod
     def pdcfr_plus(cls, alpha: float = 2.3, gamma: float = 5.0) -> "RegretRule":
-        """PDCFR+: predictive DCFR+ (Xu et al. 2024)."""
+        """PDCFR+: predictive DCFR+ (Xu et al. 2024).
+
+        Parameters
+        ----------
+        alpha : float, optional
+            Positive cumulative regrets are scaled by ``t^alpha / (t^alpha + 1)`` each
+            iteration (default 2.3).
+        gamma : float, optional
+            Iterate ``t`` weighs ``t^gamma`` in the average strategy (default 5).
+        """
         return cls(floor=True, alpha=alpha, gamma=gamma, predictive=True)
 
     # -- what the kernels get -----------------------------------------------------------------

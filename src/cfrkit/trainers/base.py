@@ -198,6 +198,17 @@ class Trainer(NoCopies, abc.ABC):
         fewer under a rule whose weights or discounts would leave float64 first (see
         :class:`~cfrkit.rules.RegretRule`, *Limits*).
 
+        Parameters
+        ----------
+        n : int, optional
+            Iterations to run (default 1; 0 does nothing). One iteration updates every player
+            once.
+
+        Returns
+        -------
+        Trainer
+            ``self``.
+
         Raises
         ------
         ValueError
