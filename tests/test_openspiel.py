@@ -1,5 +1,6 @@
 """OpenSpiel interop: cfrkit's numbers equal OpenSpiel's on OpenSpiel's own games."""
 
+import re
 import sys
 
 import numpy as np
@@ -74,14 +75,63 @@ def test_accepts_a_loaded_game_and_caches_the_compiled_tree():
 
 
 def test_rejects_simultaneous_games_with_a_hint():
-    with pytest.raises(ValueError, match="turn-based"):
+    # the hint is a name, which works from the command line too
+    hint = "turn_based_simultaneous_game(game=goofspiel(num_cards=3))"
+    with pytest.raises(ValueError, match=re.escape(f"load it as '{hint}'")):
         from_openspiel("goofspiel(num_cards=3)")
     simultaneous = pyspiel.load_game("goofspiel(num_cards=3)")
     turn_based = from_openspiel(pyspiel.convert_to_turn_based(simultaneous))
+    by_name = from_openspiel(hint)
+    assert compile_game(by_name).fingerprint == compile_game(turn_based).fingerprint
     policy = Policy.uniform(turn_based)
     assert cfrkit.nash_conv(turn_based, policy) == pytest.approx(
         openspiel_nash_conv(turn_based, policy), abs=TOLERANCE
     )
+
+
+def test_any_exception_of_openspiel_loading_a_game_is_a_value_error_naming_it():
+    with pytest.raises(ValueError, match=r"^OpenSpiel game 'nfg_game': IndexError: map::at$"):
+        from_openspiel("nfg_game")  # OpenSpiel's C++ throws std::out_of_range there
+
+
+# -- the disk cache keys a game by its string: only where the string names the game ----------
+
+EFG = """EFG 2 R "g" {{ "P1" "P2" }} ""
+p "" 1 1 "a" {{ "l" "r" }} 0
+t "" 1 "o1" {{ {u}, {v} }}
+t "" 2 "o2" {{ 0, 0 }}
+"""
+
+
+def test_games_built_from_data_are_not_cached_under_a_shared_string(tmp_path):
+    one, seven = (pyspiel.load_efg_game(EFG.format(u=u, v=-u)) for u in (1, 7))
+    matrix = pyspiel.convert_to_turn_based(pyspiel.create_matrix_game([[1, 0], [0, 1]],
+                                                                      [[0, 1], [1, 0]]))
+    for game in (one, seven, matrix):  # "efg_game()", "...(game=short_name())" for all such
+        wrapped = OpenSpielGame(game)
+        assert wrapped.identity is None
+        with pytest.raises(ValueError, match="cannot be cached, as its string does not name it"):
+            from_openspiel(game, cache_dir=tmp_path)
+        # without the cache, each is its own game
+        assert cfrkit.expected_values(from_openspiel(game), Policy.uniform(wrapped)).tolist() \
+            == pyspiel.expected_returns(game.new_initial_state(),
+                                        to_pyspiel_policy(wrapped, Policy.uniform(wrapped)), -1,
+                                        True)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_game_read_from_a_file_is_cached_under_its_content(tmp_path):
+    path = tmp_path / "g.efg"
+    path.write_text(EFG.format(u=1, v=-1))
+    name = f"efg_game(filename={path})"
+    cache = tmp_path / "cache"
+    first = from_openspiel(name, cache_dir=cache)
+    assert "sha256" in first.identity
+    assert cfrkit.expected_values(first, Policy.uniform(first)).tolist() == [0.5, -0.5]
+    path.write_text(EFG.format(u=7, v=-7))  # the same name, other rules
+    second = from_openspiel(name, cache_dir=cache)
+    assert second.identity != first.identity
+    assert cfrkit.expected_values(second, Policy.uniform(second)).tolist() == [3.5, -3.5]
 
 
 @pytest.mark.parametrize(
@@ -195,6 +245,22 @@ def test_exported_tabular_policy_has_our_probabilities(game):
     np.testing.assert_array_equal(back.table, policy.table)
     back = from_openspiel_policy(game, to_pyspiel_policy(game, policy))
     np.testing.assert_array_equal(back.table, policy.table)
+
+
+def test_a_policy_rounded_to_float32_reads_with_normalise(game):
+    policy = random_policy(game, seed=3)
+    tabular = to_tabular_policy(game, policy)
+    probabilities = tabular.action_probability_array
+    probabilities[:] = probabilities.astype(np.float32)  # rows now off by up to ~1e-7
+    with pytest.raises(ValueError, match="probabilities sum to 0.99999"):
+        from_openspiel_policy(game, tabular)
+    back = from_openspiel_policy(game, tabular, normalise=True)
+    np.testing.assert_allclose(back.table, policy.table, rtol=1e-6)
+    for key, row in tabular.state_lookup.items():  # each row divided by its own sum
+        actions = compile_game(game).infosets[key].actions
+        got = np.array([back[key][a] for a in actions])
+        np.testing.assert_array_equal(got, probabilities[row, list(actions)]
+                                      / probabilities[row, list(actions)].sum())
 
 
 # -- CFR number for number --------------------------------------------------------------------

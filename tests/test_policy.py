@@ -79,3 +79,15 @@ def test_iterate_arguments():
     assert trainer.nodes_touched == 5 * 2 * trainer.game.num_nodes
     with pytest.raises(ValueError, match="alternating"):
         cfrkit.VanillaCFR(KuhnPoker(), alternating="yes")
+
+
+def test_from_dict_normalise_divides_each_row_by_its_sum():
+    game = RockPaperScissors()
+    rows = {"P0": {"rock": 2.0, "paper": 1.0, "scissors": 1.0}, "P1": [0.3, 0.3, 0.3]}
+    with pytest.raises(ValueError, match="infoset 'P0': probabilities sum to 4.0, not 1"):
+        Policy.from_dict(game, rows)
+    policy = Policy.from_dict(game, rows, normalise=True)
+    assert policy["P0"] == {"rock": 0.5, "paper": 0.25, "scissors": 0.25}
+    assert policy["P1"] == {a: 0.3 / 0.8999999999999999 for a in ("rock", "paper", "scissors")}
+    with pytest.raises(ValueError, match="P1"):  # a zero row implies no strategy
+        Policy.from_dict(game, {"P0": [1, 0, 0], "P1": [0, 0, 0]}, normalise=True)

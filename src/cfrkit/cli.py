@@ -439,7 +439,8 @@ def _games() -> int:
     print()
     print("Any OpenSpiel game (needs cfrkit[openspiel]): openspiel:NAME or openspiel:NAME(params),")
     print("e.g. openspiel:leduc_poker, openspiel:liars_dice(numdice=1), openspiel:kuhn_poker(players=3).")
-    print("Simultaneous-move games must be made turn-based first; chance must be explicit.")
+    print("Chance must be explicit and the game must give information-state strings; a")
+    print("simultaneous-move game runs turn-based as openspiel:turn_based_simultaneous_game(game=NAME).")
     print()
     print(f"Trainers (--trainer): {', '.join(TRAINERS)} (default {DEFAULT_TRAINER}).")
     return 0

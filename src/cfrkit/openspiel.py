@@ -42,8 +42,10 @@ benchmarks/compile.py --repeats 11`` on a shared 2-core machine).
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import os
+import re
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -159,14 +161,24 @@ class OpenSpielGame(Game):
         self._holders = None if self.keys_per_player else {}
         return _OpenSpielHistory(self.openspiel_game.new_initial_state(), self)
 
-    @property
-    def identity(self) -> str:
+    @functools.cached_property
+    def identity(self) -> str | None:
         """``"openspiel:<game with parameters>"``, the key style and the OpenSpiel version
         (see :attr:`cfrkit.Game.identity`), e.g.
-        ``"openspiel:leduc_poker(players=3); keys_per_player=False; open_spiel 1.6.1"``."""
+        ``"openspiel:leduc_poker(players=3); keys_per_player=False; open_spiel 1.6.1"``, and
+        the SHA-256 of every data file the game was read from (``efg_game(filename=...)``).
+
+        ``None`` (no disk cache) for a game its string does not name: one built from data,
+        such as ``pyspiel.load_efg_game(text)`` (``efg_game()``) or
+        ``pyspiel.create_matrix_game(...)`` (``short_name()``), whose strings are the same
+        for every such game; or one whose data file cannot be read.
+        """
+        files = _data_files(self.openspiel_game)
+        if files is None:
+            return None
         return (
             f"openspiel:{self.name}; keys_per_player={self.keys_per_player}; "
-            f"open_spiel {_openspiel_version()}"
+            f"open_spiel {_openspiel_version()}{files}"
         )
 
     def _cfrkit_walk(self, walk: Walk) -> bool:
@@ -354,6 +366,41 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
     walk.created = created
 
 
+def _data_files(game: Any) -> str | None:
+    """``"; <file> sha256 <hex>"`` for each data file ``game`` (and any game nested in its
+    parameters) was read from, or ``None`` if its string does not name it: a game name there
+    that OpenSpiel does not know (a game built from data), a data file missing from the
+    parameters (read from text instead), or a file that cannot be read."""
+    pyspiel = _pyspiel()
+    known = set(pyspiel.registered_names())
+    # every name before "(" in the string: the game's and those of the games it wraps
+    if any(name not in known for name in _GAME_NAME.findall(str(game))):
+        return None
+    wanted = "filename" in game.get_type().parameter_specification
+    files = []
+
+    def collect(parameters: Mapping) -> bool:
+        for key, value in sorted(parameters.items()):
+            if isinstance(value, Mapping) and not collect(value):
+                return False
+            if key == "filename":
+                try:
+                    with open(value, "rb") as stream:
+                        digest = hashlib.sha256(stream.read()).hexdigest()
+                except (OSError, TypeError):
+                    return False
+                files.append(f"; {value} sha256 {digest}")
+        return True
+
+    parameters = game.get_parameters()
+    if not collect(parameters) or (wanted and "filename" not in parameters):
+        return None
+    return "".join(files)
+
+
+_GAME_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
+
+
 def _load_game(name: str) -> Any:
     """``pyspiel.load_game(name)``; an unknown game or bad parameters are a ``ValueError``
     naming ``name``, in one line (OpenSpiel's ``SpielError`` goes on with the list of every
@@ -368,8 +415,10 @@ def _load_game(name: str) -> Any:
         )
     try:
         return pyspiel.load_game(name)
-    except pyspiel.SpielError as exc:
+    except Exception as exc:  # SpielError mostly, but a game's C++ may throw anything
         reason = first_line(exc).split(" Available games")[0]
+        if not isinstance(exc, pyspiel.SpielError):
+            reason = f"{type(exc).__name__}: {reason}"
         raise ValueError(f"OpenSpiel game {name!r}: {reason}") from exc
 
 
@@ -440,11 +489,11 @@ def from_openspiel(
     game_type = game.get_type()
     dynamics = game_type.dynamics
     if dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+        name = game_or_name if isinstance(game_or_name, str) else str(game)
         raise ValueError(
-            f"{game} is a simultaneous-move game; cfrkit solves turn-based games. Apply "
-            "OpenSpiel's turn-based transform first: "
-            f"from_openspiel(pyspiel.convert_to_turn_based(pyspiel.load_game({str(game)!r}))) "
-            "or pyspiel.load_game_as_turn_based(name, params)"
+            f"{name} is a simultaneous-move game; cfrkit solves turn-based games: load it as "
+            f"'turn_based_simultaneous_game(game={name})' (from_openspiel and the command line "
+            "take that name), or wrap the loaded game with pyspiel.convert_to_turn_based"
         )
     if dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
         raise ValueError(f"{game} has {dynamics}; only sequential (turn-based) games are supported")
@@ -453,8 +502,16 @@ def from_openspiel(
             f"{game} has sampled chance; cfrkit needs explicit chance outcomes and probabilities"
         )
     if not game_type.provides_information_state_string:
-        raise ValueError(f"{game} provides no information-state strings (needed as infoset keys)")
+        raise ValueError(
+            f"{game} provides no information-state strings, which cfrkit needs as infoset keys "
+            "(OpenSpiel's perfect-information and one-player games often have none)"
+        )
     wrapped = OpenSpielGame(game)
+    if cache_dir is not None and wrapped.identity is None:
+        raise ValueError(
+            f"cache_dir: {game} cannot be cached, as its string does not name it (a game built "
+            "from data, or read from a file that cannot be read); leave out cache_dir"
+        )
     if cache_dir is not None and not cache_path(wrapped, cache_dir).exists():
         # a game needing per-player keys is cached under that identity: no walk to find out
         per_player = OpenSpielGame(game, keys_per_player=True)
@@ -588,7 +645,9 @@ def to_tabular_policy(game: OpenSpielGame | CompiledGame, policy: Policy | Mappi
     return tabular
 
 
-def from_openspiel_policy(game: OpenSpielGame | CompiledGame, policy: Any) -> Policy:
+def from_openspiel_policy(
+    game: OpenSpielGame | CompiledGame, policy: Any, *, normalise: bool = False
+) -> Policy:
     """Read an OpenSpiel tabular policy into a cfrkit :class:`~cfrkit.Policy` of ``game``.
 
     Parameters
@@ -599,6 +658,9 @@ def from_openspiel_policy(game: OpenSpielGame | CompiledGame, policy: Any) -> Po
         The policy, e.g. ``pyspiel.CFRSolver(...).tabular_average_policy()``. It must have a
         row for every information state of ``game``; probabilities of illegal actions must be
         zero.
+    normalise : bool, optional
+        Divide each row by its sum first (default ``False``: a row must sum to 1 within
+        1e-9). For a policy whose rows were rounded, e.g. kept in float32.
 
     Returns
     -------
@@ -639,5 +701,6 @@ def from_openspiel_policy(game: OpenSpielGame | CompiledGame, policy: Any) -> Po
             )
     # where players share a string (per-player keys), OpenSpiel's one row serves them all
     return Policy.from_dict(
-        compiled, {key: rows[ours.openspiel_key(key)] for key in compiled.infoset_keys}
+        compiled, {key: rows[ours.openspiel_key(key)] for key in compiled.infoset_keys},
+        normalise=normalise,
     )

@@ -120,7 +120,9 @@ class Policy(Mapping):
         return cls(compiled, 1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions))
 
     @classmethod
-    def from_dict(cls, game: Game | CompiledGame, mapping: Mapping) -> Policy:
+    def from_dict(
+        cls, game: Game | CompiledGame, mapping: Mapping, *, normalise: bool = False
+    ) -> Policy:
         """Build a policy from ``{infoset key: row}`` covering every infoset of ``game``.
 
         A row is either a mapping ``{action: probability}`` (actions left out get 0) or a
@@ -140,6 +142,9 @@ class Policy(Mapping):
         mapping : Mapping
             ``{infoset key: row}``, one row per infoset; a :class:`Policy` of ``game`` comes
             back as it is.
+        normalise : bool, optional
+            Divide each row by its sum first, as :class:`Policy` does (default ``False``): for
+            rows rounded on the way, e.g. through float32.
 
         Returns
         -------
@@ -154,7 +159,7 @@ class Policy(Mapping):
         compiled = compile_game(game)
         if isinstance(mapping, Policy) and mapping.game is compiled:
             return mapping
-        rows = policy_rows(compiled, mapping)
+        rows = policy_rows(compiled, mapping, sums=not normalise)
         missing = [k for k in compiled.infoset_keys if compiled.key_index[k] not in rows]
         if missing:
             shown = ", ".join(repr(k) for k in missing[:5])
@@ -164,7 +169,7 @@ class Policy(Mapping):
         for infoset, row in rows.items():
             start = compiled.tree.infoset_first_slot[infoset]
             table[start : start + row.shape[0]] = row
-        return cls(compiled, table)
+        return cls(compiled, table, normalise=normalise)
 
     # -- reading ------------------------------------------------------------------------------
     @property
@@ -697,11 +702,14 @@ def _label_columns(rows: list[tuple[Hashable, ...]]) -> dict[tuple, int] | None:
     return columns
 
 
-def policy_rows(compiled: CompiledGame, mapping: Mapping) -> dict[int, np.ndarray]:
+def policy_rows(
+    compiled: CompiledGame, mapping: Mapping, sums: bool = True
+) -> dict[int, np.ndarray]:
     """Validate ``{infoset key: row}`` against ``compiled``; return ``{infoset index: probs}``.
 
     Rows follow :meth:`Policy.from_dict` (including its reading of actions given as text);
-    infosets may be left out (the caller decides whether that is allowed).
+    infosets may be left out (the caller decides whether that is allowed). ``sums=False``
+    leaves the rows' sums to the caller (a policy normalised next).
     """
     if not isinstance(mapping, Mapping):
         raise ValueError(
@@ -744,7 +752,7 @@ def policy_rows(compiled: CompiledGame, mapping: Mapping) -> dict[int, np.ndarra
         else:
             raise ValueError(f"infoset {key!r}: row must be a mapping or a sequence, got {row!r}")
         total = math.fsum(probs)
-        if abs(total - 1.0) > _ROW_TOLERANCE:
+        if sums and abs(total - 1.0) > _ROW_TOLERANCE:
             raise ValueError(f"infoset {key!r}: probabilities sum to {total!r}, not 1")
         rows[infoset] = np.array(probs)
     return rows
