@@ -10,6 +10,7 @@ from cfrkit.games import KuhnPoker, RockPaperScissors
 
 from spec_game import C, D, SpecGame, T
 from random_games import random_policy
+from reference import reference_best_response
 
 GAMES = {"rps": RockPaperScissors(), "kuhn2": KuhnPoker(), "kuhn3": KuhnPoker(players=3)}
 
@@ -40,6 +41,29 @@ def test_best_response_in_rps_against_rock_heavy_opponent():
     value, pure = cfrkit.best_response(game, policy, 1)
     assert pure == {"P1": "paper"}
     assert value == pytest.approx(0.5 - 0.25)
+
+
+def test_best_response_ties_go_to_the_first_action():
+    # against uniform every RPS action is a best response; in Kuhn, holding the king against
+    # a uniform opponent, passing and betting both win 1.5 on average (then calling, or the
+    # opponent folding half the time); the reference takes the first maximum too
+    game = RockPaperScissors()
+    assert cfrkit.best_response(game, Policy.uniform(game), 0).policy == {"P0": "rock"}
+    kuhn = KuhnPoker()
+    uniform = Policy.uniform(kuhn)
+    for player in range(2):
+        value, pure = cfrkit.best_response(kuhn, uniform, player)
+        expected_value, expected = reference_best_response(kuhn, uniform, player)
+        assert pure == expected and value == pytest.approx(expected_value, abs=1e-15)
+    assert cfrkit.best_response(kuhn, uniform, 0).policy["K"] == "pass"
+
+
+def test_evaluate_gives_exploitability_as_half_of_nash_conv():
+    game = KuhnPoker()
+    policy = random_policy(game, seed=11)
+    result = cfrkit.evaluate(game, policy)
+    assert result.exploitability == result.nash_conv / 2 == cfrkit.exploitability(game, policy)
+    assert result.nash_conv == cfrkit.nash_conv(game, policy) > 0.1
 
 
 def test_best_response_needs_information_sets():

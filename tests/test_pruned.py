@@ -132,6 +132,30 @@ def test_regret_pruning_is_exact_when_the_pruned_subtree_has_no_decisions():
     assert pruned.nodes_touched < partial.nodes_touched
 
 
+@pytest.mark.parametrize("game", [KuhnPoker(), LeducPoker()], ids=["kuhn2", "leduc"])
+def test_a_window_is_open_only_while_its_action_provably_cannot_be_played(game):
+    """Right after the windows due to open or close have been worked through, every open
+    window's action has probability 0 and ``R + M <= 0``: even a pass that added the most it
+    could (``M``) would leave its regret non-positive. A window closed and settled reopens only
+    under that condition too."""
+    trainer = PrunedCFR(game)
+    tree, statics, state, scratch = (trainer.game.tree, trainer._statics, trainer._state,
+                                     trainer._scratch)
+    player_zero = tree.infoset_player[tree.slot_infoset] == 0
+    opened = reopened = 0
+    for _ in range(300):
+        marked = state.window.copy()
+        # player 0's pass starts with exactly this call, so making it here changes nothing
+        regret_pruning.begin_pass(tree, statics, state, scratch, 0)
+        now_open = (state.window == regret_pruning.OPEN) & player_zero
+        assert np.all(state.probs[: tree.num_action_slots][now_open] == 0.0)
+        assert np.all(state.regret[now_open] + statics.max_increment[now_open] <= 0.0)
+        opened += np.count_nonzero(now_open & (marked == regret_pruning.OPENING))
+        reopened += np.count_nonzero(now_open & (marked == regret_pruning.CLOSING))
+        trainer.iterate(1)
+    assert opened > 0 and reopened > 0  # both ways of opening were exercised
+
+
 def _python_bounds(compiled, player):
     """U/L bounds by recursion on the compiled arrays: max/min at decisions, mean at chance."""
     tree = compiled.tree

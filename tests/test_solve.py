@@ -52,6 +52,13 @@ def test_a_target_already_met_stops_before_training():
     assert trainer.iteration == 200
 
 
+def test_a_target_equal_to_nash_conv_is_met():
+    trainer = cfrkit.CFR(KuhnPoker())
+    exact = cfrkit.nash_conv(trainer.game, trainer.average_policy())
+    record = trainer.solve(target_nash_conv=exact, max_iterations=50)
+    assert record.stopped == "target" and trainer.iteration == 0
+
+
 def test_the_check_schedule_depends_on_the_run_not_the_machine():
     # the same run checks (and stops) at the same iterations, however fast the machine is
     a = cfrkit.CFRPlus(LeducPoker()).solve(target_nash_conv=1e-3)
