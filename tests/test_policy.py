@@ -91,3 +91,5 @@ def test_from_dict_normalise_divides_each_row_by_its_sum():
     assert policy["P1"] == {a: 0.3 / 0.8999999999999999 for a in ("rock", "paper", "scissors")}
     with pytest.raises(ValueError, match="P1"):  # a zero row implies no strategy
         Policy.from_dict(game, {"P0": [1, 0, 0], "P1": [0, 0, 0]}, normalise=True)
+    with pytest.raises(ValueError, match="P0"):  # a sum that overflows: named, not OverflowError
+        Policy.from_dict(game, {"P0": [1e308, 1e308, 0], "P1": [1, 0, 0]}, normalise=True)

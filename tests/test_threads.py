@@ -325,6 +325,8 @@ def test_pruned_threads_set_its_evaluations_and_not_its_pass(monkeypatch):
     assert one.threads == 1 and record.iterations[-1] == 4
     both = cfrkit.PrunedCFR(compiled, threads=TWO).iterate(4)
     np.testing.assert_array_equal(both._state.regret, one._state.regret)
+    call = both._kernel(kernel_schedule(both.rule, 5, 1))
+    assert call.kernel is cfrkit._kernels.drivers.run_pruned and call.threads == 1
     with pytest.raises(ValueError, match="threads must be an integer from 1"):
         cfrkit.PrunedCFR(compiled, threads=0)
 

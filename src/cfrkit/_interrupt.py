@@ -178,6 +178,8 @@ class NoCopies:
 
     #: What the message suggests instead ("" if nothing).
     _copy_instead = ""
+    #: The suggestion for the objects that save checkpoints.
+    SAVE_AND_LOAD = "; save() it and cfrkit.load_trainer() it back for an independent copy"
 
     def _refuse_copy(self, *args) -> None:
         raise TypeError(

@@ -133,8 +133,9 @@ def load_trainer(
         saved one.
     threads : int, optional
         The threads the trainer's passes and :meth:`~cfrkit.Trainer.solve`'s evaluations run on
-        (default: all cores; see :attr:`CFR.threads <cfrkit.CFR.threads>`). A runtime choice,
-        not kept in checkpoints: the arrays are the same whatever it is.
+        (default: all cores; see :attr:`CFR.threads <cfrkit.CFR.threads>`; a pruned pass runs
+        on one whatever it says). A runtime choice, not kept in checkpoints: the arrays are the
+        same whatever it is.
 
     Returns
     -------

@@ -191,18 +191,21 @@ def check_game(spec: str) -> None:
 
 
 def _openspiel_game(name: str, cache_dir: str | None = None) -> Game:
-    loaded = _load_openspiel(name)  # first: without OpenSpiel, a UsageError saying so
-    from .openspiel import from_openspiel
+    loaded, parameters = _load_openspiel(name)  # first: without OpenSpiel, a UsageError saying so
+    from .openspiel import _from_loaded
+    from .tree import DEFAULT_MAX_NODES
 
+    limits = {"max_nodes": DEFAULT_MAX_NODES, "max_memory": None, "cache_dir": cache_dir}
     try:
         # the walk runs with stderr open: a big game shows its compile progress there
-        return from_openspiel(loaded, cache_dir=cache_dir)
+        return _from_loaded(loaded, (name, parameters), limits)
     except (RuntimeError, ValueError, TypeError) as exc:
         raise UsageError(f"OpenSpiel game {name!r}: {first_line(exc)}") from None
 
 
 def _load_openspiel(name: str):
-    """``pyspiel.load_game(name)``, its errors as one-line :class:`UsageError`."""
+    """``pyspiel.load_game(name)`` and the parameters parsed from ``name``, its errors as
+    one-line :class:`UsageError`."""
     if not name.strip():
         raise UsageError("openspiel: needs a game name, e.g. openspiel:leduc_poker")
     try:
@@ -440,7 +443,7 @@ def _games() -> int:
     print("Any OpenSpiel game (needs cfrkit[openspiel]): openspiel:NAME or openspiel:NAME(params),")
     print("e.g. openspiel:leduc_poker, openspiel:liars_dice(numdice=1), openspiel:kuhn_poker(players=3).")
     print("Chance must be explicit and the game must give information-state strings; a")
-    print("simultaneous-move game runs turn-based as openspiel:turn_based_simultaneous_game(game=NAME).")
+    print("simultaneous-move game runs turn-based as openspiel:turn_based_simultaneous_game(game=NAME()).")
     print()
     print(f"Trainers (--trainer): {', '.join(TRAINERS)} (default {DEFAULT_TRAINER}).")
     return 0

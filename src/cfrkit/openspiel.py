@@ -45,7 +45,6 @@ import functools
 import hashlib
 import math
 import os
-import re
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -153,6 +152,8 @@ class OpenSpielGame(Game):
         self.num_players = int(openspiel_game.num_players())
         self.name = str(openspiel_game)
         self.keys_per_player = bool(keys_per_player)
+        # the name it was loaded by, with its data files' digests (set by from_openspiel)
+        self._source: str | None = None
         # string -> the player who holds it, while a walk with unqualified keys looks for a
         # string two players share
         self._holders: dict[str, int] | None = None
@@ -161,25 +162,38 @@ class OpenSpielGame(Game):
         self._holders = None if self.keys_per_player else {}
         return _OpenSpielHistory(self.openspiel_game.new_initial_state(), self)
 
-    @functools.cached_property
+    @property
     def identity(self) -> str | None:
-        """``"openspiel:<game with parameters>"``, the key style and the OpenSpiel version
-        (see :attr:`cfrkit.Game.identity`), e.g.
-        ``"openspiel:leduc_poker(players=3); keys_per_player=False; open_spiel 1.6.1"``, and
-        the SHA-256 of every data file the game was read from (``efg_game(filename=...)``).
+        """For a game :func:`from_openspiel` loaded by name: ``"openspiel:<that name>"``, the
+        SHA-256 of each data file it names (``efg_game(filename=...)``), the key style and the
+        OpenSpiel version (see :attr:`cfrkit.Game.identity`), e.g.
+        ``"openspiel:leduc_poker(players=3); keys_per_player=False; open_spiel 1.6.1"``.
 
-        ``None`` (no disk cache) for a game its string does not name: one built from data,
-        such as ``pyspiel.load_efg_game(text)`` (``efg_game()``) or
-        ``pyspiel.create_matrix_game(...)`` (``short_name()``), whose strings are the same
-        for every such game; or one whose data file cannot be read.
+        ``None`` (no disk cache) for a game passed in as an object, and for its copies and
+        pickles: a game's own string does not always name it (every game built by
+        ``pyspiel.load_efg_game(text)`` prints ``efg_game()``; one from
+        ``pyspiel.create_matrix_game("matrix_rps", ...)`` prints ``matrix_rps()`` whatever its
+        payoffs), and a pickled game is loaded again from its string, reading its data files
+        anew.
         """
-        files = _data_files(self.openspiel_game)
-        if files is None:
+        if self._source is None:
             return None
         return (
-            f"openspiel:{self.name}; keys_per_player={self.keys_per_player}; "
-            f"open_spiel {_openspiel_version()}{files}"
+            f"openspiel:{self._source}; keys_per_player={self.keys_per_player}; "
+            f"open_spiel {_openspiel_version()}"
         )
+
+    #: Why a game without :attr:`identity` cannot use a disk cache (the store's message).
+    _no_identity_reason = (
+        "an OpenSpiel game is cached only when from_openspiel loads it by name (its string "
+        "does not always name it); pass the name"
+    )
+
+    def __getstate__(self) -> object:
+        state = super().__getstate__()
+        if isinstance(state, dict):  # a copy or pickle: no identity (see identity)
+            state = {**state, "_source": None}
+        return state
 
     def _cfrkit_walk(self, walk: Walk) -> bool:
         """The compiler's walk over OpenSpiel's C++ states, without a History per node.
@@ -366,60 +380,69 @@ def _walk_states(game: OpenSpielGame, walk: Walk, root: Any) -> None:
     walk.created = created
 
 
-def _data_files(game: Any) -> str | None:
-    """``"; <file> sha256 <hex>"`` for each data file ``game`` (and any game nested in its
-    parameters) was read from, or ``None`` if its string does not name it: a game name there
-    that OpenSpiel does not know (a game built from data), a data file missing from the
-    parameters (read from text instead), or a file that cannot be read."""
+def _source_of(name: str, parameters: Mapping, game: Any) -> str | None:
+    """``name`` and ``"; <file> sha256 <hex>"`` for every parameter value (nested games' too,
+    defaults included) that names an existing file, read now, right after OpenSpiel read it;
+    ``None`` if one cannot be read. OpenSpiel's parameters do not say which are files
+    (``filename``, ``instances_file``, ``boards_file``, ...): any path to a file counts."""
+    paths: set[str] = set()
+
+    def collect(values: Mapping) -> None:
+        for value in values.values():
+            if isinstance(value, Mapping):
+                collect(value)
+            elif isinstance(value, str) and os.path.isfile(value):
+                paths.add(value)
+
+    collect(parameters)
+    collect(game.get_parameters())
+    parts = [name]
+    for path in sorted(paths):
+        try:
+            with open(path, "rb") as stream:
+                parts.append(f"{path} sha256 {hashlib.sha256(stream.read()).hexdigest()}")
+        except OSError:
+            return None
+    return "; ".join(parts)
+
+
+def _game_names(parameters: Mapping) -> list[str]:
+    """The game names in parsed parameters: the game's own, then those of games it wraps."""
+    names = [parameters["name"]] if isinstance(parameters.get("name"), str) else []
+    for value in parameters.values():
+        if isinstance(value, Mapping):
+            names.extend(_game_names(value))
+    return names
+
+
+def _load_game(name: str) -> tuple[Any, Mapping]:
+    """``pyspiel.load_game(name)`` and the parameters parsed from ``name``; an unknown game or
+    bad parameters are a ``ValueError`` naming ``name``, in one line (OpenSpiel's
+    ``SpielError`` goes on with the list of every game). Unknown names, nested ones too, are
+    caught before OpenSpiel, which would print every game's name on stderr as well."""
     pyspiel = _pyspiel()
-    known = set(pyspiel.registered_names())
-    # every name before "(" in the string: the game's and those of the games it wraps
-    if any(name not in known for name in _GAME_NAME.findall(str(game))):
-        return None
-    wanted = "filename" in game.get_type().parameter_specification
-    files = []
 
-    def collect(parameters: Mapping) -> bool:
-        for key, value in sorted(parameters.items()):
-            if isinstance(value, Mapping) and not collect(value):
-                return False
-            if key == "filename":
-                try:
-                    with open(value, "rb") as stream:
-                        digest = hashlib.sha256(stream.read()).hexdigest()
-                except (OSError, TypeError):
-                    return False
-                files.append(f"; {value} sha256 {digest}")
-        return True
-
-    parameters = game.get_parameters()
-    if not collect(parameters) or (wanted and "filename" not in parameters):
-        return None
-    return "".join(files)
-
-
-_GAME_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
-
-
-def _load_game(name: str) -> Any:
-    """``pyspiel.load_game(name)``; an unknown game or bad parameters are a ``ValueError``
-    naming ``name``, in one line (OpenSpiel's ``SpielError`` goes on with the list of every
-    game). An unknown name is caught before OpenSpiel, which would print every game's name
-    on stderr too."""
-    pyspiel = _pyspiel()
-    short = name.split("(", 1)[0].strip()
-    if short not in pyspiel.registered_names():
-        raise ValueError(
-            f"OpenSpiel game {name!r}: Unknown game {short!r}. (pyspiel.registered_names() "
-            "lists the games)"
-        )
-    try:
-        return pyspiel.load_game(name)
-    except Exception as exc:  # SpielError mostly, but a game's C++ may throw anything
+    def refused(exc: Exception) -> ValueError:
         reason = first_line(exc).split(" Available games")[0]
         if not isinstance(exc, pyspiel.SpielError):
             reason = f"{type(exc).__name__}: {reason}"
-        raise ValueError(f"OpenSpiel game {name!r}: {reason}") from exc
+        return ValueError(f"OpenSpiel game {name!r}: {reason}")
+
+    try:
+        parameters = pyspiel.game_parameters_from_string(name)
+    except Exception as exc:  # a malformed string
+        raise refused(exc) from exc
+    known = set(pyspiel.registered_names())
+    unknown = [game for game in _game_names(parameters) if game not in known]
+    if unknown:
+        raise ValueError(
+            f"OpenSpiel game {name!r}: Unknown game {unknown[0]!r}. "
+            "(pyspiel.registered_names() lists the games)"
+        )
+    try:
+        return pyspiel.load_game(name), parameters
+    except Exception as exc:  # SpielError mostly, but a game's C++ may throw anything
+        raise refused(exc) from exc
 
 
 def from_openspiel(
@@ -443,8 +466,8 @@ def from_openspiel(
     cache_dir : str or os.PathLike, optional
         Passed to :func:`cfrkit.compile_game`: keep the compiled game in this directory, and
         load it from there instead of walking OpenSpiel's tree when a previous process has
-        (keyed by :attr:`OpenSpielGame.identity`: the game string with its parameters, the
-        key style and the OpenSpiel version).
+        (keyed by :attr:`OpenSpielGame.identity`: the name, the SHA-256 of each data file it
+        names, the key style and the OpenSpiel version). Only for a game given by name.
 
     Returns
     -------
@@ -465,10 +488,11 @@ def from_openspiel(
         If OpenSpiel is not installed.
     ValueError
         If OpenSpiel knows no game of that name or refuses its parameters (one line, naming
-        the string), or if the game is simultaneous-move (wrap it with
-        ``pyspiel.convert_to_turn_based`` or load it with ``pyspiel.load_game_as_turn_based``),
-        a mean-field game, has sampled (not explicit) chance, or provides no information-state
-        strings.
+        the string), or if the game is simultaneous-move (load it as
+        ``turn_based_simultaneous_game(game=...)``, or wrap it with
+        ``pyspiel.convert_to_turn_based``), a mean-field game, has sampled (not explicit)
+        chance, or provides no information-state strings; or if ``cache_dir`` is given with a
+        game object rather than a name, or a data file the name names cannot be read.
     cfrkit.GameError
         If the game breaks a rule cfrkit checks, e.g. imperfect recall, or is larger than
         ``max_nodes``.
@@ -479,20 +503,28 @@ def from_openspiel(
         compile_game(game_or_name, **limits)  # compiled on return, as documented
         return game_or_name
     if isinstance(game_or_name, str):
-        game = _load_game(game_or_name)
-    elif isinstance(game_or_name, pyspiel.Game):
-        game = game_or_name
-    else:
-        raise TypeError(
-            f"expected a pyspiel.Game or a game name, got {type(game_or_name).__name__}"
-        )
+        game, parameters = _load_game(game_or_name)
+        return _from_loaded(game, (game_or_name, parameters), limits)
+    if isinstance(game_or_name, pyspiel.Game):
+        return _from_loaded(game_or_name, None, limits)
+    raise TypeError(
+        f"expected a pyspiel.Game or a game name, got {type(game_or_name).__name__}"
+    )
+
+
+def _from_loaded(game: Any, loaded_as: tuple[str, Mapping] | None, limits: dict) -> OpenSpielGame:
+    """:func:`from_openspiel` of a loaded ``game``; ``loaded_as``: the name it was loaded by
+    and its parsed parameters, if it was (the command line loads it first, to keep
+    OpenSpiel's messages off stderr)."""
+    pyspiel = _pyspiel()
     game_type = game.get_type()
     dynamics = game_type.dynamics
     if dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
-        name = game_or_name if isinstance(game_or_name, str) else str(game)
+        # a name with its brackets: the transform's parameter needs a game, not a string
+        shown = str(game) if loaded_as is None or "(" not in loaded_as[0] else loaded_as[0]
         raise ValueError(
-            f"{name} is a simultaneous-move game; cfrkit solves turn-based games: load it as "
-            f"'turn_based_simultaneous_game(game={name})' (from_openspiel and the command line "
+            f"{shown} is a simultaneous-move game; cfrkit solves turn-based games: load it as "
+            f"'turn_based_simultaneous_game(game={shown})' (from_openspiel and the command line "
             "take that name), or wrap the loaded game with pyspiel.convert_to_turn_based"
         )
     if dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
@@ -506,15 +538,24 @@ def from_openspiel(
             f"{game} provides no information-state strings, which cfrkit needs as infoset keys "
             "(OpenSpiel's perfect-information and one-player games often have none)"
         )
-    wrapped = OpenSpielGame(game)
-    if cache_dir is not None and wrapped.identity is None:
+    source = None if loaded_as is None else _source_of(*loaded_as, game)
+
+    def wrap(keys_per_player: bool) -> OpenSpielGame:
+        wrapped = OpenSpielGame(game, keys_per_player=keys_per_player)
+        wrapped._source = source
+        return wrapped
+
+    wrapped = wrap(False)
+    cache_dir = limits["cache_dir"]
+    if cache_dir is not None and source is None:
         raise ValueError(
-            f"cache_dir: {game} cannot be cached, as its string does not name it (a game built "
-            "from data, or read from a file that cannot be read); leave out cache_dir"
+            f"cache_dir: {game} is cached only when loaded by name, as its string does not "
+            "always name it (pass the name to from_openspiel)" if loaded_as is None else
+            f"cache_dir: a data file of {loaded_as[0]!r} cannot be read"
         )
     if cache_dir is not None and not cache_path(wrapped, cache_dir).exists():
         # a game needing per-player keys is cached under that identity: no walk to find out
-        per_player = OpenSpielGame(game, keys_per_player=True)
+        per_player = wrap(True)
         if cache_path(per_player, cache_dir).exists():
             wrapped = per_player
     try:
@@ -523,7 +564,7 @@ def from_openspiel(
         if not isinstance(exc.__cause__, _SharedKey):
             raise
         # the strings do not name the player: key every infoset by (player, string) instead
-        wrapped = OpenSpielGame(game, keys_per_player=True)
+        wrapped = wrap(True)
         compile_game(wrapped, **limits)
     finally:
         wrapped._holders = None  # only needed during the walk

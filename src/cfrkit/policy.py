@@ -751,9 +751,10 @@ def policy_rows(
                 probs[i] = _probability(key, actions[i], prob)
         else:
             raise ValueError(f"infoset {key!r}: row must be a mapping or a sequence, got {row!r}")
-        total = math.fsum(probs)
-        if sums and abs(total - 1.0) > _ROW_TOLERANCE:
-            raise ValueError(f"infoset {key!r}: probabilities sum to {total!r}, not 1")
+        if sums:  # (else the caller normalises, and names a sum that overflows)
+            total = math.fsum(probs)
+            if abs(total - 1.0) > _ROW_TOLERANCE:
+                raise ValueError(f"infoset {key!r}: probabilities sum to {total!r}, not 1")
         rows[infoset] = np.array(probs)
     return rows
 

@@ -109,7 +109,7 @@ class ResultTableLearner(NoCopies):
     298
     """
 
-    _copy_instead = "; save() it and cfrkit.load_trainer() it back for an independent copy"
+    _copy_instead = NoCopies.SAVE_AND_LOAD
 
     def __init__(
         self, game: Game | CompiledGame, *, explore: float = 0.01, seed: int | None = None

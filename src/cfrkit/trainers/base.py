@@ -85,7 +85,7 @@ class Trainer(NoCopies, abc.ABC):
         The compiled game (``trainer.game.game`` is the object passed in).
     """
 
-    _copy_instead = "; save() it and cfrkit.load_trainer() it back for an independent copy"
+    _copy_instead = NoCopies.SAVE_AND_LOAD
 
     def __init__(
         self,

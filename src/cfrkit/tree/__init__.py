@@ -84,9 +84,12 @@ def compile_game(
         memory available when the walk starts (system memory, a container's limit, or the
         address-space limit ``ulimit -v``, whichever is smallest), so that a game too large for
         the machine stops early with a message instead of a ``MemoryError``. The walk keeps
-        4 bytes per node plus the utilities and chance outcomes, and only the histories of the
-        current path; with flattening, compiling peaks at about 65-90 bytes per node above the
-        compiled tree's own arrays (``python benchmarks/compile.py`` measures it).
+        4 bytes per node plus the utilities and chance outcomes, and only the histories still to
+        visit beside the current path (the unvisited siblings of its nodes: about depth times
+        branching, each one of the game's history objects); with flattening, compiling poker
+        games peaks at about 65-90 bytes per node above the compiled tree's own arrays
+        (``python benchmarks/compile.py`` measures it). Deep games with wide branching and
+        large history objects (OpenSpiel's board games) hold far more per node while walking.
     progress : bool or None, optional
         Report the nodes walked on stderr (a tqdm bar). ``None`` (default): once the walk
         passes 100,000 nodes, if tqdm is installed and ``CFRKIT_QUIET`` is not set; ``True``:

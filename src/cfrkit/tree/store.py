@@ -504,10 +504,13 @@ def _identity(game: Game, *, required: bool) -> str | None:
         raise GameError(f"{short_repr(game)}: reading identity raised {_exception_text(exc)}") from exc
     if identity is None:
         if required:
+            reason = getattr(type(game), "_no_identity_reason", None) or (
+                "define the property identity on its class, a string naming the game and "
+                "every parameter and version its rules depend on (see cfrkit.Game.identity)"
+            )
             raise ValueError(
                 f"cache_dir needs a game with a stable identity, and {short_repr(game)} has "
-                "none: define the property identity on its class, a string naming the game and "
-                "every parameter and version its rules depend on (see cfrkit.Game.identity)"
+                f"none: {reason}"
             )
         return None
     if type(identity) is not str or not identity:
