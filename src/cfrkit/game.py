@@ -116,7 +116,8 @@ class Game(abc.ABC):
         do: two games with equal identities must have equal trees. The built-in games return
         their class and every constructor argument, e.g.
         ``"cfrkit.games.kuhn.KuhnPoker(players=3, max_bets=1, deal='deck')"``; OpenSpiel games
-        ``"openspiel:leduc_poker(players=3)"`` and the OpenSpiel version.
+        loaded by name ``"openspiel:leduc_poker(players=3)"``, their data files' digests and the
+        OpenSpiel version.
 
         Examples
         --------
