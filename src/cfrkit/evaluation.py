@@ -316,7 +316,7 @@ def best_response(
         The profile (a mapping goes through :meth:`~cfrkit.Policy.from_dict`).
     player : int
         The responding player, from 0; the others keep their strategies in ``policy`` (its
-        rows for ``player`` are not read).
+        rows for ``player`` must be there but do not change the answer).
     threads : int, optional
         Threads to run on, as in :func:`expected_values` (the same response, bit for bit, on
         any count).
