@@ -279,6 +279,8 @@ def _set(key, index, value):
         # the chance part of probs would deal other cards than the game's, silently
         ("saved", _set("state/probs", -1, 0.5), "'state/probs' holds chance probabilities other"),
         ("saved", _set("state/probs", 0, 0.25), "'state/probs' gives infoset 'J' a strategy that"),
+        # a row off 1 by twice the 1e-9 tolerance (the next test loads one off by half of it)
+        ("saved", _set("state/probs", 1, 2e-9), "'state/probs' gives infoset 'J' a strategy"),
         ("saved", _set("state/probs", slice(0, 2), [1.5, -0.5]), "gives infoset 'J' a strategy"),
         ("saved", _set("state/strategy_sum", 3, -1.0), "'state/strategy_sum' holds negative"),
         ("saved", _set("state/predicted_count", 0, 2), "'state/predicted_count' counts"),
@@ -305,6 +307,16 @@ def test_states_no_run_could_leave_are_refused(request, tmp_path, fixture, chang
     changed = rewrite(request.getfixturevalue(fixture), tmp_path, change)
     with pytest.raises(CheckpointError, match=re.escape(message)):
         cfrkit.load_trainer(changed, KuhnPoker())
+
+
+def test_a_row_within_the_tolerance_and_a_fresh_trainer_load(saved, tmp_path):
+    with np.load(saved) as data:
+        assert data["state/probs"][:2].tolist() == [1.0, 0.0]  # J's row, by now
+    off = rewrite(saved, tmp_path, _set("state/probs", 1, 5e-10))
+    assert cfrkit.load_trainer(off, KuhnPoker()).iteration > 0
+    fresh = cfrkit.CFRPlus(KuhnPoker()).save(tmp_path / "fresh.npz")  # iteration 0
+    loaded = cfrkit.load_trainer(fresh, KuhnPoker())
+    assert loaded.iteration == 0 and loaded.iterate(5).iteration == 5
 
 
 def test_a_sampled_trainers_random_streams_must_not_be_all_zero(tmp_path):

@@ -94,3 +94,13 @@ def test_every_trainer_runs_on_a_game_without_decisions(game_name, trainer_name,
         trainer.save(tmp_path / "run.npz")
         resumed = cfrkit.load_trainer(tmp_path / "run.npz", game).iterate(2)
         assert resumed.iteration == 7
+
+
+@pytest.mark.parametrize("game_name", sorted(GAMES))
+def test_a_game_without_decisions_saves_and_loads(game_name, tmp_path):
+    # no decision slots at all: a file of zero slots is a whole game, not a damaged one
+    compiled = cfrkit.compile_game(GAMES[game_name][0])
+    assert compiled.tree.num_action_slots == 0
+    loaded = cfrkit.load_compiled(compiled.save(tmp_path / "g.npz"))
+    assert loaded.fingerprint == compiled.fingerprint
+    np.testing.assert_array_equal(loaded.tree.utility, compiled.tree.utility)

@@ -6,9 +6,12 @@ import numpy as np
 import pytest
 
 import cfrkit
-from cfrkit.games import KuhnPoker, LeducPoker
+from cfrkit import RegretRule
+from cfrkit.games import KuhnPoker, LeducPoker, RockPaperScissors
+from cfrkit.rules import iteration_limit
 
 from conftest import GAMES, TRAVERSALS, RULES
+from spec_game import D, SpecGame, T
 
 
 def test_a_target_stops_the_run_at_the_first_check_below_it():
@@ -86,6 +89,33 @@ def test_three_players_have_no_exploitability():
     assert record.exploitability is None
     assert record.trainer == "CFRPlus" and record.game == "KuhnPoker(players=3)"
     assert record.to_dict()["exploitability"] is None
+
+
+def test_a_two_player_general_sum_game_has_no_exploitability():
+    game = SpecGame(D(0, "a", ("x", D(1, "b", ("l", T(3, 1)), ("r", T(0, 0)))), ("y", T(1, 1))))
+    assert not cfrkit.compile_game(game).zero_sum
+    record = cfrkit.CFR(game).solve(max_iterations=3)
+    assert record.exploitability is None and record.nash_conv[-1] >= 0
+
+
+def test_max_iterations_zero_checks_once_and_stops():
+    trainer = cfrkit.CFRPlus(KuhnPoker())
+    record = trainer.solve(max_iterations=0)
+    assert record.stopped == "max_iterations" and record.iterations.tolist() == [0]
+    assert trainer.iteration == 0
+
+
+def test_a_trainer_runs_exactly_up_to_its_rules_limit_and_solve_stops_there():
+    rule = RegretRule(gamma=100.0)  # t^100 leaves float64 early: a limit of a few hundred
+    limit, _ = iteration_limit(rule)
+    trainer = cfrkit.CFR(RockPaperScissors(), rule=rule).iterate(limit)
+    assert trainer.iteration == limit
+    with pytest.raises(ValueError, match="iterate"):
+        trainer.iterate(1)
+    # no budget given: the run ends at the limit, as a budget would end it
+    solver = cfrkit.CFR(KuhnPoker(), rule=rule)
+    record = solver.solve(target_nash_conv=1e-300)
+    assert record.stopped == "max_iterations" and solver.iteration == limit
 
 
 def test_callback_sees_every_check_and_can_stop():

@@ -7,6 +7,7 @@ import gc
 import json
 import math
 import os
+import re
 import warnings
 import zipfile
 from collections import namedtuple
@@ -20,7 +21,7 @@ from random_games import random_games
 from spec_game import C, D, SpecGame, T
 
 import cfrkit
-from cfrkit import GameError, compile_game, load_compiled
+from cfrkit import CompiledGame, GameError, compile_game, load_compiled
 from cfrkit.games import KuhnPoker, LeducPoker, MatrixGame, RockPaperScissors
 from cfrkit.tree import GameTree, store
 from cfrkit.tree.store import StoredGame
@@ -294,6 +295,70 @@ def test_an_index_out_of_range_is_refused_before_any_kernel_sees_it(saved):
         load_compiled(path)
 
 
+def _forge(saved, field=None, change=None, keys=None):
+    """Rewrite the file with one array (or the keys) changed and the fingerprint recomputed,
+    so that only the loader's consistency checks stand between it and a kernel."""
+    compiled, path = saved
+    tree, infoset_keys = compiled.tree, compiled.infoset_keys
+
+    def forge(members):
+        nonlocal tree, infoset_keys
+        metadata = _metadata(members)
+        if field is not None:
+            array = members[f"tree/{field}"].copy()
+            change(array)
+            members[f"tree/{field}"] = array
+            tree = tree._replace(**{field: array})
+        if keys is not None:
+            infoset_keys = tuple(keys(list(infoset_keys)))
+            metadata["infoset_keys"] = list(infoset_keys)
+        metadata["fingerprint"] = CompiledGame(
+            compiled.game, tree, infoset_keys, compiled.infoset_actions, compiled.key_index,
+            compiled.infosets, compiled.zero_sum,
+        ).fingerprint
+        _set_metadata(members, metadata)
+
+    _rewrite(path, forge)
+    return path
+
+
+def _at(index, value):
+    return lambda array: array.__setitem__(index, value)
+
+
+@pytest.mark.parametrize(
+    "field, change, message",
+    [
+        # one past the end, and one below the start, of what each index may reach
+        ("infoset_nodes", lambda a: a.__setitem__(0, 601), "'infoset_nodes' holds values outside [0, 601)"),
+        ("node_parent", lambda a: a.__setitem__(5, 601), "'node_parent' holds values outside"),
+        ("node_parent", lambda a: a.__setitem__(5, -2), "'node_parent' holds values outside"),
+        ("slot_infoset", lambda a: a.__setitem__(0, 48), "'slot_infoset' holds values outside [0, 48)"),
+        ("edge_player", lambda a: a.__setitem__(3, -3), "'edge_player' holds values outside [-2, 3)"),
+        ("chance_prob", lambda a: a.__setitem__(0, 1.5), "'chance_prob' holds values outside [0, 1]"),
+        # offsets must start at 0: else infoset 0, or its first history, belongs to nobody
+        ("player_infoset_start", lambda a: a.__setitem__(0, 1), "is not a list of offsets"),
+        ("infoset_node_start", lambda a: a.__setitem__(0, 1), "is not a list of offsets"),
+    ],
+)
+def test_a_consistent_file_with_an_index_at_the_edge_is_refused(saved, field, change, message):
+    assert saved[0].num_nodes == 601 and saved[0].num_infosets == 48  # three-player Kuhn
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load_compiled(_forge(saved, field, change))
+
+
+def test_a_consistent_file_with_a_repeated_key_is_refused(saved):
+    # with one key twice, key_index would send the second infoset's key to the first
+    path = _forge(saved, keys=lambda keys: [keys[0], keys[0], *keys[2:]])
+    with pytest.raises(ValueError, match="infoset keys repeat"):
+        load_compiled(path)
+
+
+def test_a_forged_file_that_changes_nothing_loads(saved):
+    # the forging itself is sound: with no change the file still loads
+    assert load_compiled(_forge(saved)).fingerprint == saved[0].fingerprint
+
+
 @pytest.mark.parametrize(
     "change, message",
     [
@@ -512,6 +577,12 @@ def test_a_bad_identity_is_refused(tmp_path):
 
     with pytest.raises(ValueError, match="identity must be a non-empty str or None, got 42"):
         compile_game(Odd(), cache_dir=tmp_path)
+
+    class Empty(KuhnPoker):
+        identity = ""
+
+    with pytest.raises(ValueError, match="identity must be a non-empty str or None, got ''"):
+        compile_game(Empty(), cache_dir=tmp_path)
 
     class Broken(KuhnPoker):
         @property

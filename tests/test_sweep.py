@@ -418,6 +418,8 @@ def test_bad_grids_are_refused_before_anything_runs(tmp_path):
         (dict(games="kuhn", trainers="dcfr", params={"dcfr": {"alpha": [object()]}}, **limits),
          "values must be finite numbers"),
         (dict(games="kuhn", trainers="chance-sampled", seeds=[-1], **limits), "seeds must be"),
+        (dict(games="kuhn", trainers="chance-sampled", seeds=[2**64], **limits),
+         "seeds must be integers in [0, 2**64), got 18446744073709551616"),
         (dict(games="kuhn", trainers="cfr+"), "needs a stopping rule"),
         (dict(games="kuhn", trainers="cfr+", time_limit=10**400),
          "time_limit must be a positive number"),

@@ -160,6 +160,9 @@ def test_chance_probabilities_not_summing_to_one():
 def test_chance_probabilities_within_tolerance_are_accepted():
     game = SpecGame(C(("a", 0.5 + 4e-10, T(1, -1)), ("b", 0.5, T(0, 0))))
     assert compile_game(game).num_nodes == 3
+    # the documented tolerance is 1e-9, not ten times more
+    for off in (2e-9, -2e-9):
+        _raises(SpecGame(C(("a", 0.5 + off, T(1, -1)), ("b", 0.5, T(0, 0)))), "sum to")
 
 
 def test_decision_node_without_actions():

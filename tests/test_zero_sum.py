@@ -25,6 +25,15 @@ def test_zero_sum_games_at_any_scale_are_zero_sum(scale):
     assert cfrkit.exploitability(game, cfrkit.Policy.uniform(game)) > 0
 
 
+@pytest.mark.parametrize("scale", [1.0, 1e6, 1e-6])
+def test_the_tolerance_is_1e_9_of_the_largest_payoff(scale):
+    near = matrix(scale * np.array([[1.0, 0.0], [0.0, 1.0]]),
+                  scale * np.array([[-1.0 + 5e-10, 0.0], [0.0, -1.0]]))
+    off = matrix(scale * np.array([[1.0, 0.0], [0.0, 1.0]]),
+                 scale * np.array([[-1.0 + 5e-9, 0.0], [0.0, -1.0]]))
+    assert compile_game(near).zero_sum and not compile_game(off).zero_sum
+
+
 @pytest.mark.parametrize("scale", [1e-12, 1e-9, 1e-300, 1.0])
 def test_a_coordination_game_with_tiny_payoffs_is_not_zero_sum(scale):
     # the old tolerance was absolute below 1: payoffs of 1e-12 made any game "zero-sum"
