@@ -121,14 +121,41 @@ def test_temporary_files_a_killed_writer_left_are_removed_later(tmp_path):
     target = tmp_path / "out.npz"
     stale, fresh = tmp_path / ".out.npz.0123456789ab.tmp", tmp_path / ".out.npz.ba9876543210.tmp"
     other = tmp_path / ".other.npz.0123456789ab.tmp"  # another target's: not this write's to judge
-    for path in (stale, fresh, other):
+    notes = tmp_path / ".out.npz.my-notes.tmp"  # the user's, not of a writer's shape
+    for path in (stale, fresh, other, notes):
         path.write_bytes(b"half")
     old = time.time() - STALE_SECONDS - 60
-    for path in (stale, other):
+    for path in (stale, other, notes):
         os.utime(path, (old, old))
     WRITERS["policy"](target)
     assert sorted(os.listdir(tmp_path)) == sorted([".other.npz.0123456789ab.tmp", "out.npz",
-                                                   ".out.npz.ba9876543210.tmp"])
+                                                   ".out.npz.ba9876543210.tmp",
+                                                   ".out.npz.my-notes.tmp"])
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names a descriptor's file")
+@pytest.mark.parametrize("what", sorted(WRITERS))
+def test_the_data_reaches_the_disk_before_the_rename(what, tmp_path, monkeypatch):
+    # a crash right after the rename must not leave an empty file in the old one's place
+    calls = []
+    fsync, replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: calls.append(("fsync", os.readlink(
+        f"/proc/self/fd/{fd}"))) or fsync(fd))
+    monkeypatch.setattr(os, "replace", lambda a, b: calls.append(("replace", str(a))) or
+                        replace(a, b))
+    WRITERS[what](tmp_path / "out.npz")
+    assert [kind for kind, _ in calls] == ["fsync", "replace"]
+    assert calls[0][1] == calls[1][1]  # the temporary file, synced, then renamed
+
+
+def test_ctrl_c_while_writing_leaves_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    with pytest.raises(KeyboardInterrupt):
+        with replacing(target) as temporary:
+            temporary.write_text("half")
+            raise KeyboardInterrupt
+    assert os.listdir(tmp_path) == ["out.json"] and target.read_text() == "old"
 
 
 def test_an_error_about_another_file_is_left_as_it_is(tmp_path):

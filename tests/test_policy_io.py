@@ -139,6 +139,14 @@ def test_equal_action_tuples_of_other_types_keep_their_own_labels(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match="infoset 'bool': unknown action 1 "):
         load_policy(path, game)
+    for entry in data["infosets"]:  # nor -0.0 in the row of the infoset whose label is 0.0
+        if entry["key"] == "bool":
+            entry["actions"] = [True, 2]
+        if entry["key"] == "zero":
+            entry["actions"] = [-0.0, 2]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="infoset 'zero': unknown action -0.0 "):
+        load_policy(path, game)
 
 
 @pytest.mark.parametrize(
@@ -387,6 +395,8 @@ def test_format_table_of_uniform_rps():
     assert str(policy) == expected
     first = policy.format_table(digits=1).splitlines()[0]
     assert first == "P0  player 0  rock: 0.3  paper: 0.3  scissors: 0.3"
+    first = policy.format_table(digits=0).splitlines()[0]  # 0 digits is a choice, not an error
+    assert first == "P0  player 0  rock: 0  paper: 0  scissors: 0"
     assert repr(policy) == "Policy(RockPaperScissors(name='rock_paper_scissors'), infosets=2)"
 
 
@@ -423,6 +433,16 @@ def test_format_table_aligns_by_position_when_labels_differ():
     )
     with pytest.raises(ValueError, match="digits must be a non-negative integer"):
         policy.format_table(digits=-1)
+
+
+def test_format_table_keeps_each_rows_order_when_its_labels_are_another_rows_in_another_order():
+    # b's labels (z, x) are all a's, but in another order: b is shown in its own order
+    game = SpecGame(D(0, "a", ("x", D(1, "b", ("z", T(1, -1)), ("x", T(0, 0)))), ("y", T(0, 0)),
+                      ("z", T(0, 0))))
+    assert Policy.uniform(game).format_table(digits=2) == (
+        "a  player 0  x: 0.33  y: 0.33  z: 0.33\n"
+        "b  player 1  z: 0.50  x: 0.50"
+    )
 
 
 # -- best responses as policies ------------------------------------------------------------------
