@@ -126,6 +126,23 @@ def test_trainers_refuse_copies_and_pickles_with_a_hint(make, how):
         assert "cfrkit.load_trainer()" in str(info.value)
 
 
+@pytest.mark.parametrize("make", [
+    lambda: cfrkit.CFRPlus(KuhnPoker()),
+    lambda: cfrkit.ExternalSamplingCFR(KuhnPoker(), seed=0),
+    lambda: cfrkit.ResultTableLearner(KuhnPoker(), seed=0),
+    lambda: cfrkit.FictitiousPlay(KuhnPoker()),
+])
+def test_a_learners_game_cannot_be_replaced(make):
+    """Its arrays are laid out for its game: the kernels would index them with another game's
+    tree, unchecked. The game stays the one it was built for."""
+    learner = make()
+    game = learner.game
+    with pytest.raises(AttributeError):
+        learner.game = compile_game(LeducPoker())
+    assert learner.game is game and learner.game.game.__class__ is KuhnPoker
+    learner.iterate(1)
+
+
 # -- errors that name what is wrong -----------------------------------------------------------
 
 

@@ -27,6 +27,10 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tree import CompiledGame
 
 __all__ = ["Blocks", "between_blocks", "critical", "interruptible"]
 
@@ -187,3 +191,16 @@ class NoCopies:
         )
 
     __copy__ = __deepcopy__ = __reduce_ex__ = __reduce__ = _refuse_copy
+
+
+class FixedGame:
+    """A read-only ``game`` for the objects whose arrays are laid out for one compiled game:
+    another game assigned to it would have the kernels index those arrays with its own tree
+    (numba checks no bounds: wrong numbers or a crash)."""
+
+    _game: CompiledGame
+
+    @property
+    def game(self) -> CompiledGame:
+        """The compiled game (``.game.game`` is the object passed in); read-only."""
+        return self._game

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._interrupt import Blocks, NoCopies, between_blocks, interruptible
+from ._interrupt import Blocks, FixedGame, NoCopies, between_blocks, interruptible
 from ._kernels.fictitious_play import xfp_iterations
 from ._notice import first_call
 from ._numbers import integer_value
@@ -27,7 +27,7 @@ __all__ = ["FictitiousPlay"]
 # as the trainers: blocks of about 10 ms, one kernel call each (see trainers/base.py)
 
 
-class FictitiousPlay(NoCopies):
+class FictitiousPlay(NoCopies, FixedGame):
     """Extensive-form fictitious play (XFP): Heinrich, Lanctot and Silver (2015), Algorithm 1.
 
     *Fictitious Self-Play in Extensive-Form Games* (ICML 2015), full width: each iteration
@@ -95,7 +95,7 @@ class FictitiousPlay(NoCopies):
     Attributes
     ----------
     game : CompiledGame
-        The compiled game (``fp.game.game`` is the object passed in).
+        The compiled game, read-only (``fp.game.game`` is the object passed in).
 
     Raises
     ------
@@ -116,7 +116,7 @@ class FictitiousPlay(NoCopies):
     """
 
     def __init__(self, game: Game | CompiledGame) -> None:
-        self.game = compile_game(game)
+        self._game = compile_game(game)
         compiled = self.game
         tree = compiled.tree
         self._iteration = 0

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._interrupt import Blocks, NoCopies, between_blocks, interruptible
+from ._interrupt import Blocks, FixedGame, NoCopies, between_blocks, interruptible
 from ._kernels.random import seed_state
 from ._kernels.result_table import run_result_table
 from ._notice import first_call
@@ -31,7 +31,7 @@ __all__ = ["MAX_GAMES", "ResultTableLearner"]
 MAX_GAMES = 2**63 - 1
 
 
-class ResultTableLearner(NoCopies):
+class ResultTableLearner(NoCopies, FixedGame):
     """Result-table learning by self-play (Dave Computes, "A Simple Machine Learning
     Algorithm", 2019): greedy on average gains, with a little uniform exploration.
 
@@ -90,6 +90,11 @@ class ResultTableLearner(NoCopies):
         the same seed gives bit-identical tables. An integer in ``[0, 2**64)``; ``None``
         (default) draws 64 bits from the operating system, kept in :attr:`seed`.
 
+    Attributes
+    ----------
+    game : CompiledGame
+        The compiled game, read-only (``learner.game.game`` is the object passed in).
+
     Raises
     ------
     ValueError
@@ -119,7 +124,7 @@ class ResultTableLearner(NoCopies):
             raise ValueError(f"explore must be a number in [0, 1], got {short_repr(explore)}")
         self._explore = number
         self._seed = check_seed(seed)
-        self.game: CompiledGame = compile_game(game)
+        self._game = compile_game(game)
         tree = self.game.tree
         self._games = np.zeros(tree.num_action_slots, dtype=np.int64)
         self._gains = np.zeros(tree.num_action_slots, dtype=np.float64)

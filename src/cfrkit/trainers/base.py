@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _threads
-from .._interrupt import Blocks, NoCopies, between_blocks, interruptible
+from .._interrupt import Blocks, FixedGame, NoCopies, between_blocks, interruptible
 from .._kernels.update import synced_regrets
 from .._notice import first_call
 from .._numbers import integer_value, real_value
@@ -59,7 +59,7 @@ class Buffers(NamedTuple):
     bounds: bool = False  # value bounds and chance reach (regret-based or threshold pruning)
 
 
-class Trainer(NoCopies, abc.ABC):
+class Trainer(NoCopies, FixedGame, abc.ABC):
     """A regret minimiser over a compiled game: its arrays, its counters and its policies.
 
     Parameters
@@ -82,7 +82,7 @@ class Trainer(NoCopies, abc.ABC):
     Attributes
     ----------
     game : CompiledGame
-        The compiled game (``trainer.game.game`` is the object passed in).
+        The compiled game, read-only (``trainer.game.game`` is the object passed in).
     """
 
     _copy_instead = NoCopies.SAVE_AND_LOAD
@@ -97,7 +97,7 @@ class Trainer(NoCopies, abc.ABC):
     ) -> None:
         if not isinstance(rule, RegretRule):
             raise TypeError(f"rule must be a cfrkit.RegretRule, got {type(rule).__name__}")
-        self.game = compile_game(game)
+        self._game = compile_game(game)
         self._rule = rule
         self._alternating = check_bool("alternating", alternating)
         self._iteration = 0
