@@ -24,6 +24,7 @@ import cfrkit
 from cfrkit import CompiledGame, GameError, compile_game, load_compiled
 from cfrkit.games import KuhnPoker, LeducPoker, MatrixGame, RockPaperScissors
 from cfrkit.tree import GameTree, store
+from cfrkit.tree.layout import TREE_SCHEMA
 from cfrkit.tree.store import StoredGame
 
 
@@ -49,10 +50,10 @@ def assert_same_compiled(loaded, original):
 
 
 def test_the_file_schema_covers_every_field_of_the_tree():
-    # a new GameTree array needs its dtype and shape in store._SCHEMA (and a VERSION bump)
-    assert set(store._SCHEMA) | set(store._SCALARS) == set(GameTree._fields)
+    # a new GameTree array needs its dtype and shape in TREE_SCHEMA (and a VERSION bump)
+    assert set(TREE_SCHEMA) | set(store._SCALARS) == set(GameTree._fields)
     compiled = compile_game(KuhnPoker())
-    for field, (dtype, _) in store._SCHEMA.items():
+    for field, (dtype, _) in TREE_SCHEMA.items():
         assert getattr(compiled.tree, field).dtype == dtype, field
 
 
@@ -314,7 +315,7 @@ def _forge(saved, field=None, change=None, keys=None):
             metadata["infoset_keys"] = list(infoset_keys)
         metadata["fingerprint"] = CompiledGame(
             compiled.game, tree, infoset_keys, compiled.infoset_actions, compiled.key_index,
-            compiled.infosets, compiled.zero_sum,
+            compiled.infosets,
         ).fingerprint
         _set_metadata(members, metadata)
 

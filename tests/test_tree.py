@@ -123,6 +123,72 @@ def test_tree_arrays_are_read_only():
         tree.utility[0, 0] = 5.0
 
 
+# --- a CompiledGame made from another (dataclasses.replace) -----------------------------------
+
+
+def _with_utility(compiled, utility):
+    return dataclasses.replace(compiled, tree=compiled.tree._replace(utility=utility))
+
+
+def test_a_replaced_tree_keeps_nothing_cached_for_the_old_one(tmp_path):
+    """A sampled trainer caches a layout holding a copy of the utilities, and the fingerprint
+    is cached: a game made with other payoffs must not find either."""
+    compiled = compile_game(KuhnPoker())
+    trainer = cfrkit.ChanceSampledCFR(compiled, seed=0).iterate(5)  # fills the caches
+    path = trainer.save(tmp_path / "kuhn.npz")
+    # the players' payoffs swapped: a game with other equilibria (scaling them would not do:
+    # regret matching is blind to scale)
+    swapped = _with_utility(compiled, -compiled.tree.utility)
+    fresh = _with_utility(compile_game(KuhnPoker()), -compiled.tree.utility)  # nothing cached
+    assert swapped.fingerprint == fresh.fingerprint != compiled.fingerprint
+    ran = cfrkit.ChanceSampledCFR(swapped, seed=0).iterate(200).average_policy().table
+    expected = cfrkit.ChanceSampledCFR(fresh, seed=0).iterate(200).average_policy().table
+    np.testing.assert_array_equal(ran, expected)
+    with pytest.raises(cfrkit.CheckpointError, match="its tree differs"):
+        cfrkit.load_trainer(path, swapped)
+
+
+def test_zero_sum_follows_the_replaced_utilities(tmp_path):
+    compiled = compile_game(KuhnPoker())
+    assert compiled.zero_sum
+    utility = compiled.tree.utility.copy()
+    utility[1] = utility[0]  # both players are paid the same: a general-sum game
+    shared = _with_utility(compiled, utility)
+    assert not shared.zero_sum
+    assert cfrkit.evaluate(shared, cfrkit.Policy.uniform(shared)).exploitability is None
+    # and the file it writes loads (its zero-sum flag agrees with its utilities)
+    loaded = cfrkit.load_compiled(shared.save(tmp_path / "shared.npz"))
+    assert not loaded.zero_sum and loaded.fingerprint == shared.fingerprint
+
+
+@pytest.mark.parametrize("utility, message", [
+    (lambda u: u[:, :-1], r"array 'utility' has shape \(2, 54\), expected \(2, 55\)"),
+    (lambda u: u.T, r"array 'utility' has shape \(55, 2\), expected \(2, 55\)"),
+    (lambda u: u.astype(np.float32), "array 'utility' is float32, expected float64"),
+    (lambda u: u.tolist(), "'utility' is a list, not a numpy array"),
+])
+def test_a_replaced_array_of_the_wrong_shape_or_type_is_refused(utility, message):
+    """A kernel would read past its end (numba checks no bounds)."""
+    compiled = compile_game(KuhnPoker())
+    with pytest.raises(ValueError, match="CompiledGame: " + message):
+        _with_utility(compiled, utility(compiled.tree.utility))
+    with pytest.raises(ValueError, match="2 action tuples for 12 infoset keys"):
+        dataclasses.replace(compiled, infoset_actions=compiled.infoset_actions[:2])
+    with pytest.raises(TypeError, match="tree must be a GameTree, got dict"):
+        dataclasses.replace(compiled, tree=compiled.tree._asdict())
+
+
+def test_a_writable_array_given_is_copied_and_the_tree_stays_read_only():
+    compiled = compile_game(KuhnPoker())
+    utility = 2.0 * compiled.tree.utility
+    doubled = _with_utility(compiled, utility)
+    assert utility.flags.writeable and not doubled.tree.utility.flags.writeable
+    utility[:] = 0.0  # the caller's array, not the game's
+    np.testing.assert_array_equal(doubled.tree.utility, 2.0 * compiled.tree.utility)
+    # arrays compile_game made are taken as they are
+    assert doubled.tree.node_parent is compiled.tree.node_parent
+
+
 def test_infosets_records():
     compiled = compile_game(KuhnPoker())
     record = compiled.infosets["Qpb"]

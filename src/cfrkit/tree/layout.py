@@ -34,11 +34,77 @@ from .walk import CHANCE, CHANCE_CODE, DECISION, TERMINAL, TERMINAL_CODE
 if TYPE_CHECKING:
     from .walk import Walk
 
-__all__ = ["CHANCE", "DECISION", "TERMINAL", "CompiledGame", "GameTree", "flatten"]
+__all__ = [
+    "CHANCE", "DECISION", "TERMINAL", "TREE_SCHEMA", "CompiledGame", "GameTree", "flatten",
+    "schema_mismatch", "tree_sizes",
+]
 
 #: Utilities sum to zero at a terminal when their sum is within this share of the terminal's
 #: largest |utility| (relative, so tiny payoffs are judged as well as large ones).
 ZERO_SUM_TOLERANCE = 1e-9
+
+
+_INT8, _INT32, _BOOL, _FLOAT64 = (np.dtype(t) for t in ("int8", "int32", "bool", "float64"))
+
+#: Each :class:`GameTree` array's dtype and shape, the shape in the tree's sizes: ``N`` nodes,
+#: ``M`` internal nodes, ``D`` decision nodes, ``S`` infosets, ``A`` decision slots, ``C``
+#: chance slots, ``P`` players (``S+1``: one more than ``S``).
+TREE_SCHEMA: dict[str, tuple[np.dtype, tuple[str, ...]]] = {
+    "node_kind": (_INT8, ("N",)),
+    "node_player": (_INT32, ("N",)),
+    "node_infoset": (_INT32, ("N",)),
+    "node_slot": (_INT32, ("N",)),
+    "node_first_child": (_INT32, ("N",)),
+    "node_num_children": (_INT32, ("N",)),
+    "node_parent": (_INT32, ("N",)),
+    "edge_slot": (_INT32, ("N",)),
+    "edge_player": (_INT32, ("N",)),
+    "edge_last": (_BOOL, ("N",)),
+    "internal_nodes": (_INT32, ("M",)),
+    "utility": (_FLOAT64, ("P", "N")),
+    "chance_prob": (_FLOAT64, ("C",)),
+    "infoset_player": (_INT32, ("S",)),
+    "infoset_first_slot": (_INT32, ("S",)),
+    "infoset_num_actions": (_INT32, ("S",)),
+    "infoset_parent": (_INT32, ("S",)),
+    "infoset_parent_slot": (_INT32, ("S",)),
+    "infoset_node_start": (_INT32, ("S+1",)),
+    "infoset_nodes": (_INT32, ("D",)),
+    "player_infoset_start": (_INT32, ("P+1",)),
+    "slot_infoset": (_INT32, ("A",)),
+}
+
+
+def tree_sizes(arrays: Mapping[str, object], num_players: int, num_action_slots: int,
+               num_infosets: int) -> dict[str, int]:
+    """The sizes :data:`TREE_SCHEMA` names, those of the arrays read from the arrays that set
+    them (-1 where such an array is not a one-dimensional numpy array)."""
+
+    def length(name: str) -> int:
+        array = arrays[name]
+        return array.shape[0] if isinstance(array, np.ndarray) and array.ndim == 1 else -1
+
+    kind = arrays["node_kind"]
+    decisions = (int(np.count_nonzero(kind == DECISION))
+                 if isinstance(kind, np.ndarray) and kind.ndim == 1 else -1)
+    return {"N": length("node_kind"), "M": length("internal_nodes"), "D": decisions,
+            "S": num_infosets, "A": num_action_slots, "C": length("chance_prob"),
+            "P": num_players}
+
+
+def schema_mismatch(arrays: Mapping[str, object], sizes: Mapping[str, int]) -> str | None:
+    """The first tree array whose type, dtype or shape is not :data:`TREE_SCHEMA`'s, said in
+    a few words; ``None`` if every one fits."""
+    for name, (dtype, dims) in TREE_SCHEMA.items():
+        array = arrays[name]
+        if not isinstance(array, np.ndarray):
+            return f"{name!r} is a {type(array).__name__}, not a numpy array"
+        if array.dtype != dtype:
+            return f"array {name!r} is {array.dtype}, expected {dtype}"
+        shape = tuple(sizes[dim[0]] + (1 if dim.endswith("+1") else 0) for dim in dims)
+        if array.shape != shape:
+            return f"array {name!r} has shape {array.shape}, expected {shape}"
+    return None
 
 
 class GameTree(NamedTuple):
@@ -102,7 +168,18 @@ class CompiledGame:
         Infoset key -> read-only record, in index order.
     zero_sum : bool
         Whether the utilities sum to zero at every terminal: within 1e-9 times that terminal's
-        largest absolute utility.
+        largest absolute utility. Computed from ``tree.utility``, not passed in.
+
+    Notes
+    -----
+    :func:`cfrkit.compile_game` and :func:`cfrkit.load_compiled` make these. One made another
+    way -- ``dataclasses.replace(compiled, tree=compiled.tree._replace(utility=...))`` to try
+    other payoffs, say -- gets the same treatment: every tree array must have the dtype and
+    shape the tree's sizes call for (else ``ValueError``), an array still writable is copied
+    (the tree's arrays are read-only, so nothing changes them under a trainer), ``zero_sum``
+    and :attr:`fingerprint` are computed afresh, and nothing cached on the original (sampling
+    layouts, evaluation tables) carries over. The values of the index arrays are not checked
+    here; :func:`cfrkit.load_compiled` checks those of a file.
     """
 
     game: Game
@@ -111,8 +188,38 @@ class CompiledGame:
     infoset_actions: tuple[tuple[Hashable, ...], ...]
     key_index: Mapping[str, int]
     infosets: Mapping[str, InfoSet]
-    zero_sum: bool
-    _cache: dict = field(default_factory=dict, repr=False)
+    zero_sum: bool = field(init=False)
+    # not an __init__ argument, so dataclasses.replace() starts an empty one: what is cached
+    # (the fingerprint, layouts holding copies of the utilities) belongs to this tree alone
+    _cache: dict = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        tree = self.tree
+        if not isinstance(tree, GameTree):
+            raise TypeError(f"CompiledGame: tree must be a GameTree, got {type(tree).__name__}")
+        arrays = tree._asdict()
+        num_infosets = len(self.infoset_keys)
+        problem = schema_mismatch(
+            arrays, tree_sizes(arrays, tree.num_players, tree.num_action_slots, num_infosets)
+        )
+        if problem is None and len(self.infoset_actions) != num_infosets:
+            problem = (f"{len(self.infoset_actions)} action tuples for {num_infosets} infoset "
+                       "keys")
+        if problem is not None:
+            raise ValueError(f"CompiledGame: {problem}")
+        # compile_game and load_compiled hand over read-only C-contiguous arrays: no copy
+        fresh = {
+            name: np.array(array, order="C")
+            for name, array in arrays.items()
+            if isinstance(array, np.ndarray)
+            and (array.flags.writeable or not array.flags.c_contiguous)
+        }
+        if fresh:
+            for array in fresh.values():
+                array.setflags(write=False)
+            object.__setattr__(self, "tree", tree._replace(**fresh))
+        # the non-terminal columns are all 0, which passes the test
+        object.__setattr__(self, "zero_sum", _zero_sum(self.tree.utility.T))
 
     @property
     def num_players(self) -> int:
@@ -352,7 +459,6 @@ def flatten(walk: Walk) -> CompiledGame:
         infoset_actions=actions,
         key_index=_ReadOnlyDict(key_index),
         infosets=_InfoSets(key_index, infoset_player, actions),
-        zero_sum=_zero_sum(payoffs),
     )
 
 

@@ -50,7 +50,7 @@ from .._files import file_in_the_way, replacing
 from .._npz import DAMAGED_ZIP, load_npz, other_kind
 from .._text import short_repr
 from ..game import Game, GameError, History, InfoSet
-from .layout import ZERO_SUM_TOLERANCE, CompiledGame, GameTree, _ReadOnlyDict
+from .layout import TREE_SCHEMA, CompiledGame, GameTree, _ReadOnlyDict, schema_mismatch, tree_sizes
 from .walk import CHANCE, DECISION, TERMINAL, _exception_text
 
 __all__ = [
@@ -65,35 +65,9 @@ VERSION = 1
 
 _METADATA = "metadata"
 _ACTION_SET = "infoset_action_set"
-_INT32, _INT8, _BOOL, _FLOAT64 = (np.dtype(t) for t in ("int32", "int8", "bool", "float64"))
+_INT32 = np.dtype("int32")
 
-# dtype and shape of every GameTree array, the shape in the sizes N (nodes), S (infosets),
-# A (decision slots), C (chance slots), M (internal nodes), D (decision nodes), P (players)
-_SCHEMA: dict[str, tuple[np.dtype, tuple[str, ...]]] = {
-    "node_kind": (_INT8, ("N",)),
-    "node_player": (_INT32, ("N",)),
-    "node_infoset": (_INT32, ("N",)),
-    "node_slot": (_INT32, ("N",)),
-    "node_first_child": (_INT32, ("N",)),
-    "node_num_children": (_INT32, ("N",)),
-    "node_parent": (_INT32, ("N",)),
-    "edge_slot": (_INT32, ("N",)),
-    "edge_player": (_INT32, ("N",)),
-    "edge_last": (_BOOL, ("N",)),
-    "internal_nodes": (_INT32, ("M",)),
-    "utility": (_FLOAT64, ("P", "N")),
-    "chance_prob": (_FLOAT64, ("C",)),
-    "infoset_player": (_INT32, ("S",)),
-    "infoset_first_slot": (_INT32, ("S",)),
-    "infoset_num_actions": (_INT32, ("S",)),
-    "infoset_parent": (_INT32, ("S",)),
-    "infoset_parent_slot": (_INT32, ("S",)),
-    "infoset_node_start": (_INT32, ("S+1",)),
-    "infoset_nodes": (_INT32, ("D",)),
-    "player_infoset_start": (_INT32, ("P+1",)),
-    "slot_infoset": (_INT32, ("A",)),
-}
-# (tests/test_store.py checks that these and the schema are exactly GameTree's fields)
+# GameTree's fields: these and TREE_SCHEMA's arrays (tests/test_store.py checks it)
 _SCALARS = ("num_players", "num_action_slots")
 
 
@@ -234,7 +208,7 @@ def _write(
         raise ValueError(f"compress must be True or False, got {short_repr(compress)}")
     metadata, index = _document(compiled, cache_key)
     text = json.dumps(metadata, allow_nan=False, separators=(",", ":"))
-    arrays = {f"tree/{name}": getattr(compiled.tree, name) for name in _SCHEMA}
+    arrays = {f"tree/{name}": getattr(compiled.tree, name) for name in TREE_SCHEMA}
     arrays[_ACTION_SET] = index
     arrays[_METADATA] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
     # a reader (another process of a sweep sharing the cache) sees the old file or the whole
@@ -305,7 +279,7 @@ def _read(name: str, game: Game | None) -> tuple[CompiledGame, dict]:
         if not isinstance(data, np.lib.npyio.NpzFile):
             raise CompiledFileError(f"{name}: not a compiled cfrkit game (a single .npy array)")
         with data:
-            expected = {f"tree/{field}" for field in _SCHEMA} | {_METADATA, _ACTION_SET}
+            expected = {f"tree/{field}" for field in TREE_SCHEMA} | {_METADATA, _ACTION_SET}
             if _METADATA not in data.files:
                 raise CompiledFileError(f"{name}: not a compiled cfrkit game (no metadata entry)")
             kind = other_kind(data, FORMAT)
@@ -366,27 +340,12 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
         action_sets = [tuple(_decode_label(v) for v in labels) for labels in metadata["action_sets"]]
     except (ValueError, TypeError, OverflowError) as exc:
         raise CompiledFileError(f"{name}: bad action labels ({exc})") from None
-    tree_arrays = {}
-    for field, (dtype, _) in _SCHEMA.items():
-        array = arrays[f"tree/{field}"]
-        if array.dtype != dtype:
-            raise CompiledFileError(f"{name}: array {field!r} is {array.dtype}, expected {dtype}")
-        tree_arrays[field] = np.ascontiguousarray(array)
-    sizes = {
-        "N": tree_arrays["node_kind"].shape[0] if tree_arrays["node_kind"].ndim == 1 else -1,
-        "S": len(keys),
-        "A": num_action_slots,
-        "C": tree_arrays["chance_prob"].shape[0] if tree_arrays["chance_prob"].ndim == 1 else -1,
-        "M": tree_arrays["internal_nodes"].shape[0] if tree_arrays["internal_nodes"].ndim else -1,
-        "P": num_players,
-    }
-    sizes["D"] = int(np.count_nonzero(tree_arrays["node_kind"] == DECISION))
-    for field, (_, shape) in _SCHEMA.items():
-        want = tuple(sizes[d[0]] + (1 if d.endswith("+1") else 0) for d in shape)
-        if tree_arrays[field].shape != want:
-            raise CompiledFileError(
-                f"{name}: array {field!r} has shape {tree_arrays[field].shape}, expected {want}"
-            )
+    tree_arrays = {field: arrays[f"tree/{field}"] for field in TREE_SCHEMA}
+    sizes = tree_sizes(tree_arrays, num_players, num_action_slots, len(keys))
+    problem = schema_mismatch(tree_arrays, sizes)
+    if problem is not None:
+        raise CompiledFileError(f"{name}: {problem}")
+    tree_arrays = {field: np.ascontiguousarray(array) for field, array in tree_arrays.items()}
     index = arrays[_ACTION_SET]
     if index.dtype != _INT32 or index.shape != (len(keys),):
         raise CompiledFileError(f"{name}: array {_ACTION_SET!r} has the wrong dtype or shape")
@@ -408,9 +367,6 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     infosets = {
         key: InfoSet(key=key, player=player[i], actions=actions[i]) for i, key in enumerate(keys)
     }
-    # flatten()'s test, over every node: the utilities of non-terminal nodes are all 0, which
-    # passes it, so the terminals need not be picked out (a copy of most of the array)
-    zero_sum = _zero_sum(tree.utility)
     if game is None:
         game = StoredGame(name, num_players, metadata["game"])
     compiled = CompiledGame(
@@ -420,25 +376,15 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
         infoset_actions=actions,
         key_index=_ReadOnlyDict(key_index),
         infosets=_ReadOnlyDict(infosets),
-        zero_sum=zero_sum,
     )
     if compiled.fingerprint != metadata["fingerprint"]:
         raise CompiledFileError(
             f"{name}: its content does not match its fingerprint (the file is damaged or was "
             "edited)"
         )
-    if zero_sum != metadata["zero_sum"]:
+    if compiled.zero_sum != metadata["zero_sum"]:
         raise CompiledFileError(f"{name}: its zero-sum flag does not match its utilities")
     return compiled
-
-
-def _zero_sum(utility: np.ndarray) -> bool:
-    """:func:`cfrkit.tree.layout._zero_sum` of ``utility``'s columns (one per node)."""
-    if utility.size == 0:
-        return True
-    totals = np.abs(utility.sum(axis=0))
-    scale = np.abs(utility).max(axis=0)
-    return bool(np.all(totals <= ZERO_SUM_TOLERANCE * scale))
 
 
 def _check_ranges(name: str, t: dict, sizes: dict, index: np.ndarray, num_sets: int) -> None:
