@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import cfrkit
-from cfrkit import CompiledGame, compile_game
-from cfrkit.games import KuhnPoker, LeducPoker, MatrixGame
+from cfrkit import CompiledGame, compile_game, load_compiled
+from cfrkit.games import KuhnPoker, LeducPoker, MatrixGame, RockPaperScissors
 
 
 # -- numpy integers ---------------------------------------------------------------------------
@@ -141,6 +141,63 @@ def test_a_learners_game_cannot_be_replaced(make):
         learner.game = compile_game(LeducPoker())
     assert learner.game is game and learner.game.game.__class__ is KuhnPoker
     learner.iterate(1)
+
+
+def _built_in_games():
+    games = [KuhnPoker(players=3), LeducPoker(), RockPaperScissors(),
+             MatrixGame("m", ("a", "b"), [[1.0, 0.0], [0.0, 1.0]])]
+    try:
+        from cfrkit.openspiel import from_openspiel
+        games.append(from_openspiel("kuhn_poker"))
+    except ImportError:
+        pass
+    return games
+
+
+@pytest.mark.parametrize("game", _built_in_games(), ids=lambda g: type(g).__name__)
+def test_a_built_in_games_rules_cannot_change(game, tmp_path):
+    """compile_game keeps the tree on the object and files it under the identity the
+    attributes make: a changed attribute would meet the old tree."""
+    compiled = compile_game(game)
+    name = type(game).__name__
+    for attribute in ("num_players", "name"):
+        with pytest.raises(AttributeError, match=rf"{name}\.{attribute} cannot be changed: "
+                           rf"a game is compiled once per object; make a new {name}\(\.\.\.\)"):
+            setattr(game, attribute, 3)
+        with pytest.raises(AttributeError, match="cannot be changed"):
+            delattr(game, attribute)
+    game.note = "a new attribute of one's own is fine"
+    assert compile_game(game) is compiled and game.num_players == compiled.num_players
+    # the game of a loaded file too
+    stored = load_compiled(compiled.save(tmp_path / "g.npz")).game
+    with pytest.raises(AttributeError, match="StoredGame.path cannot be changed"):
+        stored.path = "elsewhere.npz"
+
+
+def test_a_matrix_games_payoffs_are_its_own_and_read_only():
+    payoff = np.eye(2)
+    game = MatrixGame("m", ("a", "b"), payoff)
+    payoff[0, 0] = 5.0  # the caller's array
+    assert game.row_payoff[0, 0] == 1.0
+    for matrix in (game.row_payoff, game.column_payoff):
+        with pytest.raises(ValueError, match="read-only"):
+            matrix[0, 1] = 2.0
+    with pytest.raises(AttributeError, match="KuhnPoker.max_bets cannot be changed"):
+        KuhnPoker().max_bets = 2
+
+
+def test_a_subclass_of_a_built_in_game_sets_what_it_likes_while_it_is_made():
+    class Named(KuhnPoker):
+        def __init__(self):
+            super().__init__(players=3)
+            self.name = "three-player kuhn"
+
+    game = Named()
+    assert game.name == "three-player kuhn" and compile_game(game).num_players == 3
+    with pytest.raises(AttributeError, match="Named.name cannot be changed"):
+        game.name = "another"
+    with pytest.raises(AttributeError, match="Named.deal cannot be changed"):
+        copy.deepcopy(game).deal = "independent"  # copies are made too
 
 
 # -- errors that name what is wrong -----------------------------------------------------------

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import re
+import sys
 import warnings
 import zipfile
 from collections import namedtuple
@@ -563,6 +564,48 @@ def test_a_game_already_compiled_in_memory_is_written_to_the_cache(counting, tmp
     assert counting.walks == 1
     assert_same_compiled(compile_game(counting(), cache_dir=tmp_path), compiled)
     assert counting.walks == 1
+
+
+class Rules(cfrkit.Game):
+    """A user's game whose rules are an attribute it lets change: Kuhn poker with ``bets``."""
+
+    num_players = 2
+    name = "rules"
+
+    def __init__(self, bets):
+        self.bets = bets
+
+    @property
+    def identity(self):
+        return f"test_store.Rules(bets={self.bets})"
+
+    def root(self):
+        return KuhnPoker(max_bets=self.bets).root()
+
+
+def test_a_game_changed_since_it_was_compiled_files_its_new_tree(tmp_path):
+    """The tree kept on the object is the old rules': with cache_dir it must be neither
+    returned nor filed under the new identity (every later process would load it)."""
+    game = Rules(1)
+    old = compile_game(game)
+    game.bets = 2
+    new = compile_game(game, cache_dir=tmp_path)
+    assert (old.num_nodes, new.num_nodes) == (55, 91)
+    assert compile_game(game, cache_dir=tmp_path) is new  # remembered as this identity's
+    assert compile_game(Rules(2), cache_dir=tmp_path).fingerprint == new.fingerprint
+    assert compile_game(Rules(1), cache_dir=tmp_path).fingerprint == old.fingerprint
+
+
+def test_a_game_class_without_a_source_file_uses_the_cache(tmp_path, monkeypatch):
+    """A class defined at the interactive prompt, in python -c or in a notebook's kernel: its
+    module (``__main__``) has no file, so inspect cannot find its source."""
+    import types
+
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
+    Typed = type("Typed", (KuhnPoker,), {"__module__": "__main__"})
+    first = compile_game(Typed(), cache_dir=tmp_path)
+    assert compile_game(Typed(), cache_dir=tmp_path).fingerprint == first.fingerprint
+    assert len(list(tmp_path.iterdir())) == 1
 
 
 def test_a_game_without_identity_cannot_use_the_cache(tmp_path):

@@ -156,6 +156,42 @@ class Game(abc.ABC):
         return _without_compiled(state)
 
 
+class _FixedOnceMade(abc.ABCMeta):
+    """Marks each object as made once its whole ``__init__`` (a subclass's too) has run."""
+
+    def __call__(cls, *args, **kwargs):
+        game = super().__call__(*args, **kwargs)
+        object.__setattr__(game, "_made", True)
+        return game
+
+
+class FixedAttributes(metaclass=_FixedOnceMade):
+    """For games whose attributes are their rules (cfrkit's own): once the game is made, its
+    public attributes cannot be set again or deleted (new ones may be added).
+
+    :func:`cfrkit.compile_game` keeps a game's compiled tree on the game object, and with
+    ``cache_dir`` files it under the game's :attr:`~Game.identity`, which the attributes make:
+    a game changed after it was compiled would get the old tree back. ``__init__`` (a
+    subclass's too) sets what it likes; private attributes (``_name``) stay free for the
+    game's own bookkeeping.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if not name.startswith("_") and self.__dict__.get("_made") and hasattr(self, name):
+            raise AttributeError(self._fixed(name))
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if not name.startswith("_") and self.__dict__.get("_made"):
+            raise AttributeError(self._fixed(name))
+        object.__delattr__(self, name)
+
+    def _fixed(self, name: str) -> str:
+        kind = type(self).__name__
+        return (f"{kind}.{name} cannot be changed: a game is compiled once per object; make "
+                f"a new {kind}(...) for other rules")
+
+
 def _without_compiled(state: object) -> object:
     if isinstance(state, dict) and COMPILED_ATTRIBUTE in state:
         state = {key: value for key, value in state.items() if key != COMPILED_ATTRIBUTE}

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .game import Game, GameError, History
+from .game import FixedAttributes, Game, GameError, History
 from ._text import first_line, short_repr
 from .policy import Policy, check_policy_game
 from .tree import DEFAULT_MAX_NODES, CompiledGame, compile_game
@@ -114,7 +114,7 @@ class _SharedKey(Exception):
     """Two players hold the same information-state string: the game needs per-player keys."""
 
 
-class OpenSpielGame(Game):
+class OpenSpielGame(FixedAttributes, Game):
     """A cfrkit :class:`~cfrkit.Game` over an OpenSpiel game (build it with :func:`from_openspiel`).
 
     Parameters

@@ -20,7 +20,7 @@ from functools import cached_property
 from itertools import permutations, product
 
 from .._numbers import integer_value
-from ..game import Game, History
+from ..game import FixedAttributes, Game, History
 from ..tree import DEFAULT_MAX_NODES
 
 __all__ = ["KuhnPoker"]
@@ -51,7 +51,7 @@ def deck_histories(players: int) -> int:
 MAX_PLAYERS = max(n for n in range(2, 20) if deck_histories(n) <= DEFAULT_MAX_NODES)
 
 
-class KuhnPoker(Game):
+class KuhnPoker(FixedAttributes, Game):
     """Kuhn poker: n-player Kuhn poker, and two-player variants with raises or an independent deal.
 
     Parameters

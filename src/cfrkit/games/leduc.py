@@ -18,7 +18,7 @@ players' together), the numbers OpenSpiel's own walk of ``leduc_poker`` gives.
 
 from __future__ import annotations
 
-from ..game import Game, History
+from ..game import FixedAttributes, Game, History
 
 __all__ = ["LeducPoker"]
 
@@ -32,7 +32,7 @@ _RAISE_SIZE = (2, 4)
 _MAX_RAISES = 2
 
 
-class LeducPoker(Game):
+class LeducPoker(FixedAttributes, Game):
     """Two-player Leduc hold'em, the same game tree as OpenSpiel's ``leduc_poker``.
 
     Notes

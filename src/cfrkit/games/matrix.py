@@ -7,12 +7,12 @@ from collections.abc import Hashable, Iterable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..game import Game, GameError, History
+from ..game import FixedAttributes, Game, GameError, History
 
 __all__ = ["MatrixGame"]
 
 
-class MatrixGame(Game):
+class MatrixGame(FixedAttributes, Game):
     """A two-player one-shot game: both choose at once, payoffs from two matrices.
 
     As an extensive-form game, player 0 moves first and player 1 moves without seeing that
@@ -56,6 +56,8 @@ class MatrixGame(Game):
             raise GameError(
                 f"{name}: payoff matrices must be {k}x{k}, got {row.shape} and {column.shape}"
             )
+        for matrix in (row, column):
+            matrix.setflags(write=False)  # the rules, fixed once the game is made
         self.row_payoff = row
         self.column_payoff = column
 
@@ -78,10 +80,11 @@ def _payoff_matrix(name: str, argument: str, payoff) -> np.ndarray:
     """``payoff`` as a float64 array, or a GameError naming the argument (numpy's own message
     for ragged rows or text is long and names neither)."""
     try:
-        return np.asarray(payoff, dtype=np.float64)
+        matrix = np.array(payoff, dtype=np.float64)  # a copy: the caller's array may change
     except (TypeError, ValueError) as exc:
         reason = "rows of different lengths" if "inhomogeneous" in str(exc) else "not numbers"
         raise GameError(f"{name}: {argument} is not a matrix of numbers ({reason})") from exc
+    return matrix
 
 
 class _MatrixHistory(History):

@@ -65,8 +65,9 @@ def compile_game(
     """Walk ``game`` once, validate it, and flatten it into a :class:`CompiledGame`.
 
     The result is cached per game object, so every trainer and evaluation call on the same game
-    shares one tree, which is freed with the game; a :class:`CompiledGame` passed in is
-    returned as it is. With
+    shares one tree, which is freed with the game (so a game must not change once compiled:
+    make a new object for other rules); a :class:`CompiledGame` passed in is returned as it
+    is. With
     ``cache_dir``, it is also kept on disk for the next process. The limits bound a walk: a
     game compiled already (this object, or its file in ``cache_dir``) comes back whatever
     its size, with the arguments checked all the same.
@@ -98,7 +99,8 @@ def compile_game(
         A directory (created if missing) where compiled games are kept between processes. The
         game must have an :attr:`~cfrkit.Game.identity`. If the directory holds this game's
         file, it is loaded (and checked: format, arrays, fingerprint) instead of walking the
-        game; otherwise the game is compiled and the file written atomically (a temporary file,
+        game (a tree in memory is used only if the game's identity is the one it was compiled
+        under); otherwise the game is compiled and the file written atomically (a temporary file,
         then a rename), so processes sharing the directory never read half a file. The file name
         is a hash of the game's identity and class, the file format version, the cfrkit
         version and the source files of cfrkit's compiler and of the game's class, so editing
@@ -147,16 +149,33 @@ def compile_game(
         store.cache_key(game)  # a game without identity: ValueError before any work
 
     def compile() -> CompiledGame:
-        return _compile(game, max_nodes, max_memory, progress)
+        identity = _identity_or_none(game)  # the rules the walk is about to see
+        compiled = _compile(game, max_nodes, max_memory, progress)
+        compiled._cache["identity"] = identity
+        return compiled
 
     cached = _cached(game)
     if cache_dir is not None:
+        identity = store.game_identity(game, required=True)
+        if cached is not None and cached._cache.get("identity") != identity:
+            # the game has changed since its tree was made: that tree is not this identity's
+            cached = None
         # in memory already: only make sure the file exists
         cached = store.load_or_compile(game, cache_dir, compile, cached)
+        cached._cache.setdefault("identity", identity)  # a tree loaded from the file
     elif cached is None:
         cached = compile()
     _remember(game, cached)
     return cached
+
+
+def _identity_or_none(game: Game) -> str | None:
+    """``game``'s identity, or ``None`` if it has none or reading it fails (compiling without
+    ``cache_dir`` does not need it; with one, the same failure is reported)."""
+    try:
+        return store.game_identity(game, required=False)
+    except (GameError, ValueError):
+        return None
 
 
 def load_compiled(path: str | os.PathLike[str]) -> CompiledGame:

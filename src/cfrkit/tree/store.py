@@ -49,13 +49,13 @@ import numpy as np
 from .._files import file_in_the_way, replacing
 from .._npz import DAMAGED_ZIP, load_npz, other_kind
 from .._text import short_repr
-from ..game import Game, GameError, History, InfoSet
+from ..game import FixedAttributes, Game, GameError, History, InfoSet
 from .layout import TREE_SCHEMA, CompiledGame, GameTree, _ReadOnlyDict, schema_mismatch, tree_sizes
 from .walk import CHANCE, DECISION, TERMINAL, _exception_text
 
 __all__ = [
     "FORMAT", "VERSION", "CompiledFileError", "StoredGame", "cache_key", "cache_path",
-    "load_or_compile", "save",
+    "game_identity", "load_or_compile", "save",
 ]
 
 FORMAT = "cfrkit.compiled_game"
@@ -140,7 +140,7 @@ def _game_section(game: Game) -> dict:
     name = getattr(game, "name", None)
     return {
         "repr": short_repr(game, 1000),
-        "identity": _identity(game, required=False),
+        "identity": game_identity(game, required=False),
         "name": name if type(name) is str else None,
         "class": f"{cls.__module__}.{cls.__qualname__}",
     }
@@ -221,7 +221,7 @@ def _write(
 # -- load -------------------------------------------------------------------------------------
 
 
-class StoredGame(Game):
+class StoredGame(FixedAttributes, Game):
     """The game of a compiled file loaded on its own: its name and size, not its rules.
 
     :func:`~cfrkit.tree.load_compiled` attaches one to the :class:`CompiledGame` it returns. Trainers and
@@ -438,7 +438,7 @@ def _check_ranges(name: str, t: dict, sizes: dict, index: np.ndarray, num_sets: 
 # -- the compile cache --------------------------------------------------------------------------
 
 
-def _identity(game: Game, *, required: bool) -> str | None:
+def game_identity(game: Game, *, required: bool) -> str | None:
     """``game.identity``, checked; ``ValueError`` when ``required`` and it has none."""
     try:
         identity = game.identity
@@ -491,7 +491,9 @@ def _sources(cls: type) -> dict[str, str]:
         if isinstance(base, type) and issubclass(base, Game) and base is not Game:
             try:
                 source = inspect.getsourcefile(base)
-            except TypeError:  # defined in C, or in a notebook or an interactive session
+            # TypeError: defined in C; OSError: in __main__ without a file (python -c, the
+            # interactive prompt, a notebook's kernel): the identity alone names the rules
+            except (TypeError, OSError):
                 source = None
             if source is not None:
                 digests[base.__module__] = _source_digest(os.path.abspath(source))
@@ -508,7 +510,7 @@ def cache_key(game: Game) -> str:
         "format": FORMAT,
         "version": VERSION,
         "cfrkit_version": __version__,
-        "identity": _identity(game, required=True),
+        "identity": game_identity(game, required=True),
         "class": f"{cls.__module__}.{cls.__qualname__}",
         "sources": _sources(cls),
     }
@@ -527,7 +529,7 @@ def cache_path(game: Game, cache_dir: str | os.PathLike[str], key: str | None = 
     check_cache_dir(cache_dir)
     key = cache_key(game) if key is None else key
     # a readable head for people looking into the directory; the hash decides
-    head = re.sub(r"[^A-Za-z0-9._=-]+", "_", _identity(game, required=True))[:80].strip("_.")
+    head = re.sub(r"[^A-Za-z0-9._=-]+", "_", game_identity(game, required=True))[:80].strip("_.")
     return Path(os.fspath(cache_dir)) / f"{head}-{key[:40]}.npz"
 
 
