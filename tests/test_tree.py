@@ -187,6 +187,31 @@ def test_a_writable_array_given_is_copied_and_the_tree_stays_read_only():
     np.testing.assert_array_equal(doubled.tree.utility, 2.0 * compiled.tree.utility)
     # arrays compile_game made are taken as they are
     assert doubled.tree.node_parent is compiled.tree.node_parent
+    # a read-only view of memory someone can still write to is copied too
+    view = utility[:, :]
+    view.setflags(write=False)
+    assert _with_utility(compiled, view).tree.utility is not view
+
+
+def test_compiling_and_loading_copy_no_array(tmp_path, monkeypatch):
+    """The tree's arrays are read-only from the start, np.load's too (views of arrays of
+    their own, both made read-only): a compile or a cache load makes no second copy."""
+    from cfrkit.tree.layout import CompiledGame
+
+    copied = []
+    check = CompiledGame.__post_init__
+
+    def counting(self):
+        given = tuple(self.tree)
+        check(self)
+        copied.append(sum(a is not b for a, b in zip(given, self.tree)))
+
+    monkeypatch.setattr(CompiledGame, "__post_init__", counting)
+    compiled = compile_game(KuhnPoker(players=3))
+    cfrkit.load_compiled(compiled.save(tmp_path / "kuhn3.npz"))
+    compile_game(KuhnPoker(players=3), cache_dir=tmp_path / "cache")  # compiles, writes
+    compile_game(KuhnPoker(players=3), cache_dir=tmp_path / "cache")  # loads
+    assert copied == [0, 0, 0, 0]
 
 
 def test_infosets_records():

@@ -207,12 +207,13 @@ class CompiledGame:
                        "keys")
         if problem is not None:
             raise ValueError(f"CompiledGame: {problem}")
-        # compile_game and load_compiled hand over read-only C-contiguous arrays: no copy
+        # compile_game and load_compiled hand over read-only C-contiguous arrays, taken as
+        # they are; any other is copied
         fresh = {
             name: np.array(array, order="C")
             for name, array in arrays.items()
             if isinstance(array, np.ndarray)
-            and (array.flags.writeable or not array.flags.c_contiguous)
+            and (_writable_memory(array) or not array.flags.c_contiguous)
         }
         if fresh:
             for array in fresh.values():
@@ -532,6 +533,23 @@ def _report_imperfect_recall(walk, order, decision_nodes, raw_set, previous, fir
 
     raise walk.imperfect_recall(int(order[decision_nodes[culprit]]), set_id,
                                 action(int(previous[culprit])), action(int(first[set_id])))
+
+
+def _writable_memory(array: np.ndarray) -> bool:
+    """Whether ``array``'s values can still change: it is writable, or it views memory that is
+    (another array, a ``bytearray``, ...). An array over ``bytes`` (as ``np.load`` reads a
+    file's member) cannot."""
+    owner: object = array
+    while isinstance(owner, np.ndarray):
+        if owner.flags.writeable:
+            return True
+        owner = owner.base
+    if owner is None:
+        return False
+    try:
+        return not memoryview(owner).readonly
+    except TypeError:  # memory of a kind that says nothing: assume the worst
+        return True
 
 
 def _zero_sum(payoffs: np.ndarray) -> bool:

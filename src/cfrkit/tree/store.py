@@ -359,7 +359,11 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
         raise CompiledFileError(f"{name}: infoset keys repeat")
 
     for array in tree_arrays.values():
-        array.setflags(write=False)
+        # np.load's arrays are views of arrays of their own: both read-only, so the
+        # CompiledGame need not copy them
+        while isinstance(array, np.ndarray):
+            array.setflags(write=False)
+            array = array.base
     tree = GameTree(num_players=num_players, num_action_slots=num_action_slots, **tree_arrays)
     keys_tuple = tuple(keys)
     actions = tuple(sets_per_infoset)
