@@ -128,6 +128,35 @@ def test_threads_change_between_calls(parallel_everywhere):
     assert_same_run(straight, switched)
 
 
+@pytest.mark.parametrize("make", [
+    lambda game: cfrkit.CFRPlus(game, threads=1),
+    lambda game: cfrkit.ExternalSamplingCFR(game, seed=0, streams=2, threads=1),
+])
+def test_threads_wait_for_the_block_under_way(make):
+    """A pass in another thread reads the thread count and the per-thread buffers the setter
+    replaces (a sampled trainer's streams): set in the middle of a block, a pass on two
+    threads used buffers for one and wrote past them. The setter waits for the block."""
+    trainer = make(KuhnPoker())
+    in_block, release = threading.Event(), threading.Event()
+
+    def block():
+        with trainer._blocks.lock:  # what a block of iterate() holds
+            in_block.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=block)
+    holder.start()
+    in_block.wait(10)
+    setter = threading.Thread(target=setattr, args=(trainer, "threads", TWO))
+    setter.start()
+    setter.join(0.3)
+    assert setter.is_alive() and trainer.threads == 1  # waiting for the block
+    release.set()
+    setter.join(10)
+    holder.join(10)
+    assert trainer.threads == TWO
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(game=random_games(max_nodes=400))
 def test_random_games(game):

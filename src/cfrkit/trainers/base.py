@@ -451,6 +451,7 @@ class ThreadsOption:
         return self._threads
 
     @threads.setter
+    @between_blocks  # a pass in another thread reads the count and the per-thread buffers
     def threads(self, threads: int | None) -> None:
         threads = _threads.check_threads(threads)
         count = self._thread_count(threads)
