@@ -596,6 +596,15 @@ def test_a_game_changed_since_it_was_compiled_files_its_new_tree(tmp_path):
     assert compile_game(Rules(1), cache_dir=tmp_path).fingerprint == old.fingerprint
 
 
+def test_the_game_of_a_loaded_file_takes_a_cache_dir(tmp_path):
+    """Its tree is in memory under the identity it was filed with: nothing to walk (a
+    StoredGame cannot be walked)."""
+    path = compile_game(KuhnPoker()).save(tmp_path / "kuhn.npz")
+    loaded = load_compiled(path)
+    assert compile_game(loaded.game, cache_dir=tmp_path / "cache") is loaded
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+
+
 def test_a_game_class_without_a_source_file_uses_the_cache(tmp_path, monkeypatch):
     """A class defined at the interactive prompt, in python -c or in a notebook's kernel: its
     module (``__main__``) has no file, so inspect cannot find its source."""

@@ -222,6 +222,8 @@ def load_compiled(path: str | os.PathLike[str]) -> CompiledGame:
     True
     """
     compiled, _ = store._read(os.fspath(path), None)
+    # the identity the tree was filed under: compile_game(compiled.game, cache_dir=...) keeps it
+    compiled._cache["identity"] = compiled.game.identity
     _remember(compiled.game, compiled)
     return compiled
 
