@@ -22,10 +22,10 @@ from random_games import random_games
 from spec_game import C, D, SpecGame, T
 
 import cfrkit
-from cfrkit import CompiledGame, GameError, compile_game, load_compiled
+from cfrkit import GameError, compile_game, load_compiled
 from cfrkit.games import KuhnPoker, LeducPoker, MatrixGame, RockPaperScissors
 from cfrkit.tree import GameTree, store
-from cfrkit.tree.layout import TREE_SCHEMA
+from cfrkit.tree.layout import TREE_SCHEMA, fingerprint
 from cfrkit.tree.store import StoredGame
 
 
@@ -314,10 +314,7 @@ def _forge(saved, field=None, change=None, keys=None):
         if keys is not None:
             infoset_keys = tuple(keys(list(infoset_keys)))
             metadata["infoset_keys"] = list(infoset_keys)
-        metadata["fingerprint"] = CompiledGame(
-            compiled.game, tree, infoset_keys, compiled.infoset_actions, compiled.key_index,
-            compiled.infosets,
-        ).fingerprint
+        metadata["fingerprint"] = fingerprint(tree, infoset_keys, compiled.infoset_actions)
         _set_metadata(members, metadata)
 
     _rewrite(path, forge)

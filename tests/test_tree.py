@@ -193,6 +193,47 @@ def test_a_writable_array_given_is_copied_and_the_tree_stays_read_only():
     assert _with_utility(compiled, view).tree.utility is not view
 
 
+def test_replaced_keys_and_actions_make_the_name_maps_afresh():
+    compiled = compile_game(KuhnPoker())
+    renamed = dataclasses.replace(
+        compiled, infoset_keys=tuple(f"kuhn:{key}" for key in compiled.infoset_keys)
+    )
+    assert renamed.key_index["kuhn:Qpb"] == compiled.key_index["Qpb"]
+    assert "Qpb" not in renamed.key_index and "Qpb" not in renamed.infosets
+    assert renamed.infosets["kuhn:Qpb"].actions == ("pass", "bet")
+    policy = cfrkit.CFRPlus(renamed).iterate(10).average_policy()
+    assert set(policy.to_dict()) == set(renamed.infoset_keys)
+    relabelled = dataclasses.replace(
+        compiled, infoset_actions=tuple(("p", "b") for _ in compiled.infoset_actions)
+    )
+    assert relabelled.infosets["Qpb"].actions == ("p", "b")
+    with pytest.raises(ValueError, match="CompiledGame: infoset keys repeat"):
+        dataclasses.replace(compiled, infoset_keys=("J",) * compiled.num_infosets)
+
+
+@pytest.mark.parametrize("how", [copy.copy, copy.deepcopy,
+                                 lambda c: pickle.loads(pickle.dumps(c))])
+def test_copies_and_pickles_of_a_compiled_game_are_made_afresh(how):
+    """A copy made field by field would have writable arrays (a pickle's or a deep copy's)
+    and the original's cache: change its payoffs and a sampled trainer still ran on the old
+    ones, and the old fingerprint let the old game's checkpoints load."""
+    compiled = compile_game(KuhnPoker())
+    cfrkit.ChanceSampledCFR(compiled, seed=0).iterate(5)  # fills the caches
+    copied = how(compiled)
+    assert copied is not compiled and "sampling_layout" not in copied._cache
+    for array in copied.tree:
+        if isinstance(array, np.ndarray):
+            assert not array.flags.writeable
+            with pytest.raises(ValueError, match="read-only"):
+                array.flat[0] = 1
+    assert copied.fingerprint == compiled.fingerprint and copied.zero_sum
+    assert dict(copied.key_index) == dict(compiled.key_index)
+    np.testing.assert_array_equal(
+        cfrkit.ChanceSampledCFR(copied, seed=0).iterate(50).average_policy().table,
+        cfrkit.ChanceSampledCFR(compiled, seed=0).iterate(50).average_policy().table,
+    )
+
+
 def test_compiling_and_loading_copy_no_array(tmp_path, monkeypatch):
     """The tree's arrays are read-only from the start, np.load's too (views of arrays of
     their own, both made read-only): a compile or a cache load makes no second copy."""

@@ -18,9 +18,10 @@ set where that player last acted before reaching it.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -163,9 +164,10 @@ class CompiledGame:
     infoset_actions : tuple of tuple
         Action labels of each infoset, in slot order.
     key_index : Mapping[str, int]
-        Infoset key -> infoset index.
+        Infoset key -> infoset index. Made from ``infoset_keys``, not passed in.
     infosets : Mapping[str, InfoSet]
-        Infoset key -> read-only record, in index order.
+        Infoset key -> read-only record, in index order. Made from the keys, the actions and
+        ``tree.infoset_player``, not passed in.
     zero_sum : bool
         Whether the utilities sum to zero at every terminal: within 1e-9 times that terminal's
         largest absolute utility. Computed from ``tree.utility``, not passed in.
@@ -175,19 +177,20 @@ class CompiledGame:
     :func:`cfrkit.compile_game` and :func:`cfrkit.load_compiled` make these. One made another
     way -- ``dataclasses.replace(compiled, tree=compiled.tree._replace(utility=...))`` to try
     other payoffs, say -- gets the same treatment: every tree array must have the dtype and
-    shape the tree's sizes call for (else ``ValueError``), an array still writable is copied
-    (the tree's arrays are read-only, so nothing changes them under a trainer), ``zero_sum``
-    and :attr:`fingerprint` are computed afresh, and nothing cached on the original (sampling
-    layouts, evaluation tables) carries over. The values of the index arrays are not checked
-    here; :func:`cfrkit.load_compiled` checks those of a file.
+    shape the tree's sizes call for, and the keys must be distinct (else ``ValueError``); an
+    array that can still change is copied (the tree's arrays are read-only, so nothing changes
+    them under a trainer); ``key_index``, ``infosets``, ``zero_sum`` and :attr:`fingerprint`
+    are made afresh, and nothing cached on the original (sampling layouts, evaluation tables)
+    carries over. Copies and pickles are made the same way. The values of the index arrays
+    are not checked here; :func:`cfrkit.load_compiled` checks those of a file.
     """
 
     game: Game
     tree: GameTree
     infoset_keys: tuple[str, ...]
     infoset_actions: tuple[tuple[Hashable, ...], ...]
-    key_index: Mapping[str, int]
-    infosets: Mapping[str, InfoSet]
+    key_index: Mapping[str, int] = field(init=False)
+    infosets: Mapping[str, InfoSet] = field(init=False)
     zero_sum: bool = field(init=False)
     # not an __init__ argument, so dataclasses.replace() starts an empty one: what is cached
     # (the fingerprint, layouts holding copies of the utilities) belongs to this tree alone
@@ -205,6 +208,9 @@ class CompiledGame:
         if problem is None and len(self.infoset_actions) != num_infosets:
             problem = (f"{len(self.infoset_actions)} action tuples for {num_infosets} infoset "
                        "keys")
+        key_index = dict(zip(self.infoset_keys, range(num_infosets)))
+        if problem is None and len(key_index) != num_infosets:
+            problem = "infoset keys repeat"  # the second's key would name the first
         if problem is not None:
             raise ValueError(f"CompiledGame: {problem}")
         # compile_game and load_compiled hand over read-only C-contiguous arrays, taken as
@@ -219,8 +225,22 @@ class CompiledGame:
             for array in fresh.values():
                 array.setflags(write=False)
             object.__setattr__(self, "tree", tree._replace(**fresh))
+        object.__setattr__(self, "key_index", _ReadOnlyDict(key_index))
+        object.__setattr__(self, "infosets", _InfoSets(
+            key_index, self.tree.infoset_player, self.infoset_actions
+        ))
         # the non-terminal columns are all 0, which passes the test
         object.__setattr__(self, "zero_sum", _zero_sum(self.tree.utility.T))
+
+    def __reduce__(self) -> tuple:
+        # copies and pickles are made again by __init__: read-only arrays, a cache of their own
+        return type(self), (self.game, self.tree, self.infoset_keys, self.infoset_actions)
+
+    def __deepcopy__(self, memo: dict) -> CompiledGame:
+        # the tree and the names cannot change: shared, not copied (a copy of a game of millions
+        # of nodes would double its memory); the game can, and is copied
+        return type(self)(copy.deepcopy(self.game, memo), self.tree, self.infoset_keys,
+                          self.infoset_actions)
 
     @property
     def num_players(self) -> int:
@@ -253,16 +273,9 @@ class CompiledGame:
         """
         cached = self._cache.get("fingerprint")
         if cached is None:
-            digest = hashlib.sha256()
-            digest.update(f"{self.tree.num_players} {self.tree.num_action_slots}".encode())
-            for name, value in zip(GameTree._fields, self.tree):
-                if isinstance(value, np.ndarray):
-                    digest.update(f"{name} {value.dtype.str} {value.shape}".encode())
-                    # the buffer itself, not a tobytes() copy (same digest, half the time)
-                    digest.update(np.ascontiguousarray(value).data)
-            for key, actions in zip(self.infoset_keys, self.infoset_actions):
-                digest.update(repr((key, actions)).encode())
-            cached = self._cache["fingerprint"] = digest.hexdigest()
+            cached = self._cache["fingerprint"] = fingerprint(
+                self.tree, self.infoset_keys, self.infoset_actions
+            )
         return cached
 
     def save(self, path: str | os.PathLike[str], *, compress: bool = False) -> Path:
@@ -452,15 +465,7 @@ def flatten(walk: Walk) -> CompiledGame:
     new_order = by_set.tolist()  # C-level loops below: a game may have millions of infosets
     keys = tuple(map(walk.keys.__getitem__, new_order))
     actions = tuple(map(walk.set_actions.__getitem__, new_order))
-    key_index = dict(zip(keys, range(num_sets)))
-    return CompiledGame(
-        game=walk.game,
-        tree=tree,
-        infoset_keys=keys,
-        infoset_actions=actions,
-        key_index=_ReadOnlyDict(key_index),
-        infosets=_InfoSets(key_index, infoset_player, actions),
-    )
+    return CompiledGame(game=walk.game, tree=tree, infoset_keys=keys, infoset_actions=actions)
 
 
 def _segments(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -533,6 +538,21 @@ def _report_imperfect_recall(walk, order, decision_nodes, raw_set, previous, fir
 
     raise walk.imperfect_recall(int(order[decision_nodes[culprit]]), set_id,
                                 action(int(previous[culprit])), action(int(first[set_id])))
+
+
+def fingerprint(tree: GameTree, keys: Sequence[str], actions: Sequence[tuple]) -> str:
+    """:attr:`CompiledGame.fingerprint` of these parts: SHA-256 over every array (name, dtype,
+    shape and values), the scalars, and each infoset's key and action labels (``repr``)."""
+    digest = hashlib.sha256()
+    digest.update(f"{tree.num_players} {tree.num_action_slots}".encode())
+    for name, value in zip(GameTree._fields, tree):
+        if isinstance(value, np.ndarray):
+            digest.update(f"{name} {value.dtype.str} {value.shape}".encode())
+            # the buffer itself, not a tobytes() copy (same digest, half the time)
+            digest.update(np.ascontiguousarray(value).data)
+    for key, labels in zip(keys, actions):
+        digest.update(repr((key, labels)).encode())
+    return digest.hexdigest()
 
 
 def _writable_memory(array: np.ndarray) -> bool:

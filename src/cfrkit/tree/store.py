@@ -49,8 +49,8 @@ import numpy as np
 from .._files import file_in_the_way, replacing
 from .._npz import DAMAGED_ZIP, load_npz, other_kind
 from .._text import short_repr
-from ..game import FixedAttributes, Game, GameError, History, InfoSet
-from .layout import TREE_SCHEMA, CompiledGame, GameTree, _ReadOnlyDict, schema_mismatch, tree_sizes
+from ..game import FixedAttributes, Game, GameError, History
+from .layout import TREE_SCHEMA, CompiledGame, GameTree, schema_mismatch, tree_sizes
 from .walk import CHANCE, DECISION, TERMINAL, _exception_text
 
 __all__ = [
@@ -354,8 +354,7 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     lengths = np.fromiter(map(len, sets_per_infoset), dtype=np.int64, count=len(keys))
     if not np.array_equal(lengths, tree_arrays["infoset_num_actions"]):
         raise CompiledFileError(f"{name}: action labels do not match 'infoset_num_actions'")
-    key_index = {key: i for i, key in enumerate(keys)}
-    if len(key_index) != len(keys):
+    if len(set(keys)) != len(keys):
         raise CompiledFileError(f"{name}: infoset keys repeat")
 
     for array in tree_arrays.values():
@@ -365,22 +364,10 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
             array.setflags(write=False)
             array = array.base
     tree = GameTree(num_players=num_players, num_action_slots=num_action_slots, **tree_arrays)
-    keys_tuple = tuple(keys)
-    actions = tuple(sets_per_infoset)
-    player = tree.infoset_player.tolist()
-    infosets = {
-        key: InfoSet(key=key, player=player[i], actions=actions[i]) for i, key in enumerate(keys)
-    }
     if game is None:
         game = StoredGame(name, num_players, metadata["game"])
-    compiled = CompiledGame(
-        game=game,
-        tree=tree,
-        infoset_keys=keys_tuple,
-        infoset_actions=actions,
-        key_index=_ReadOnlyDict(key_index),
-        infosets=_ReadOnlyDict(infosets),
-    )
+    compiled = CompiledGame(game=game, tree=tree, infoset_keys=tuple(keys),
+                            infoset_actions=tuple(sets_per_infoset))
     if compiled.fingerprint != metadata["fingerprint"]:
         raise CompiledFileError(
             f"{name}: its content does not match its fingerprint (the file is damaged or was "
