@@ -671,6 +671,67 @@ def test_the_key_covers_the_sources_of_the_compiler_and_the_game_classes(tmp_pat
         assert sources["cfrkit.games.kuhn"] == hashlib.sha256(stream.read()).hexdigest()
 
 
+_RELOADED_GAME = """
+import cfrkit
+PAYOFF = {payoff}
+
+
+class Coin(cfrkit.Game):
+    num_players, name = 2, "coin"
+    identity = "test_store.Coin"  # the rules are in the source, which the key covers
+
+    def root(self):
+        return Flip(())
+
+
+class Flip(cfrkit.History):
+    def __init__(self, path):
+        self.path = path
+
+    def is_terminal(self):
+        return len(self.path) == 2
+
+    def is_chance(self):
+        return not self.path
+
+    def current_player(self):
+        return 0
+
+    def actions(self):
+        return ("a", "b")
+
+    def chance_outcomes(self):
+        return (("h", 0.5), ("t", 0.5))
+
+    def child(self, action):
+        return Flip(self.path + (action,))
+
+    def infoset_key(self):
+        return self.path[0]
+
+    def utilities(self):
+        return (PAYOFF, -PAYOFF) if self.path[1] == "a" else (0.0, 0.0)
+"""
+
+
+def test_a_game_module_edited_and_reloaded_gets_its_new_tree(tmp_path, monkeypatch):
+    """A notebook's autoreload: the edited module is loaded again in the same process."""
+    import importlib
+
+    module_file = tmp_path / "reloaded_coin.py"
+    module_file.write_text(_RELOADED_GAME.format(payoff=1.0))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "reloaded_coin", raising=False)
+    module = importlib.import_module("reloaded_coin")
+    before = compile_game(module.Coin(), cache_dir=tmp_path / "cache")
+    module_file.write_text(_RELOADED_GAME.format(payoff=5.0))
+    os.utime(module_file, (0, 10**9))  # another modification time: reload compiles it again
+    module = importlib.reload(module)
+    after = compile_game(module.Coin(), cache_dir=tmp_path / "cache")
+    assert (before.tree.utility.max(), after.tree.utility.max()) == (1.0, 5.0)
+    assert len(list((tmp_path / "cache").iterdir())) == 2
+
+
 def _damage_directory(file, offset: int, value: int) -> None:
     """Set byte ``offset`` of the zip directory's first entry (numbers from the zip format):
     6 is the zip version needed, 8 the flags (bit 0: encrypted), 10 the compression method."""

@@ -39,6 +39,7 @@ import math
 import os
 import re
 import warnings
+import weakref
 from collections.abc import Hashable
 from functools import lru_cache
 from pathlib import Path
@@ -458,13 +459,25 @@ def game_identity(game: Game, *, required: bool) -> str | None:
     return identity
 
 
-@lru_cache(maxsize=None)
 def _source_digest(filename: str) -> str:
     try:
         with open(filename, "rb") as stream:
             return hashlib.sha256(stream.read()).hexdigest()
     except OSError:
         return "unreadable"
+
+
+@lru_cache(maxsize=None)
+def _compiler_sources() -> dict[str, str]:
+    """SHA-256 of every module of this package, the compiler: read once per process."""
+    package = Path(__file__).parent
+    return {f"{__package__}.{f.stem}": _source_digest(str(f)) for f in package.glob("*.py")}
+
+
+#: Each game class's module digests, read when the class is first seen: a module reloaded
+#: after an edit (a notebook's autoreload) makes new classes, whose digests are read anew,
+#: while a file edited but not reloaded keeps the digest of the code that runs.
+_CLASS_SOURCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _sources(cls: type) -> dict[str, str]:
@@ -476,19 +489,24 @@ def _sources(cls: type) -> dict[str, str]:
     """
     import inspect
 
-    package = Path(__file__).parent
-    digests = {f"{__package__}.{f.stem}": _source_digest(str(f)) for f in package.glob("*.py")}
-    for base in cls.__mro__:
-        if isinstance(base, type) and issubclass(base, Game) and base is not Game:
-            try:
-                source = inspect.getsourcefile(base)
-            # TypeError: defined in C; OSError: in __main__ without a file (python -c, the
-            # interactive prompt, a notebook's kernel): the identity alone names the rules
-            except (TypeError, OSError):
-                source = None
-            if source is not None:
-                digests[base.__module__] = _source_digest(os.path.abspath(source))
-    return digests
+    digests = _CLASS_SOURCES.get(cls)
+    if digests is None:
+        digests = {}
+        for base in cls.__mro__:
+            if isinstance(base, type) and issubclass(base, Game) and base is not Game:
+                try:
+                    source = inspect.getsourcefile(base)
+                # TypeError: defined in C; OSError: in __main__ without a file (python -c,
+                # the interactive prompt, a notebook's kernel): the identity alone names them
+                except (TypeError, OSError):
+                    source = None
+                if source is not None:
+                    digests[base.__module__] = _source_digest(os.path.abspath(source))
+        try:
+            _CLASS_SOURCES[cls] = digests
+        except TypeError:  # a class that cannot be weakly referenced: read each time
+            pass
+    return {**_compiler_sources(), **digests}
 
 
 def cache_key(game: Game) -> str:
