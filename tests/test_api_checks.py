@@ -182,6 +182,8 @@ def test_a_matrix_games_payoffs_are_its_own_and_read_only():
     for matrix in (game.row_payoff, game.column_payoff):
         with pytest.raises(ValueError, match="read-only"):
             matrix[0, 1] = 2.0
+        with pytest.raises(ValueError, match="cannot set WRITEABLE flag"):
+            matrix.setflags(write=True)
     with pytest.raises(AttributeError, match="KuhnPoker.max_bets cannot be changed"):
         KuhnPoker().max_bets = 2
 

@@ -56,10 +56,10 @@ class MatrixGame(FixedAttributes, Game):
             raise GameError(
                 f"{name}: payoff matrices must be {k}x{k}, got {row.shape} and {column.shape}"
             )
-        for matrix in (row, column):
-            matrix.setflags(write=False)  # the rules, fixed once the game is made
-        self.row_payoff = row
-        self.column_payoff = column
+        # the rules, fixed once the game is made: over immutable bytes, so not even
+        # setflags(write=True) can open them again
+        self.row_payoff = np.frombuffer(row.tobytes(), dtype=np.float64).reshape(k, k)
+        self.column_payoff = np.frombuffer(column.tobytes(), dtype=np.float64).reshape(k, k)
 
     def root(self) -> History:
         return _MatrixHistory(self, ())
@@ -80,7 +80,7 @@ def _payoff_matrix(name: str, argument: str, payoff) -> np.ndarray:
     """``payoff`` as a float64 array, or a GameError naming the argument (numpy's own message
     for ragged rows or text is long and names neither)."""
     try:
-        matrix = np.array(payoff, dtype=np.float64)  # a copy: the caller's array may change
+        matrix = np.asarray(payoff, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         reason = "rows of different lengths" if "inhomogeneous" in str(exc) else "not numbers"
         raise GameError(f"{name}: {argument} is not a matrix of numbers ({reason})") from exc
