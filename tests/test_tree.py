@@ -203,10 +203,11 @@ def test_replaced_keys_and_actions_make_the_name_maps_afresh():
     assert renamed.infosets["kuhn:Qpb"].actions == ("pass", "bet")
     policy = cfrkit.CFRPlus(renamed).iterate(10).average_policy()
     assert set(policy.to_dict()) == set(renamed.infoset_keys)
-    relabelled = dataclasses.replace(
-        compiled, infoset_actions=tuple(("p", "b") for _ in compiled.infoset_actions)
-    )
-    assert relabelled.infosets["Qpb"].actions == ("p", "b")
+    labels = [("p", "b") for _ in compiled.infoset_actions]  # a list: kept as a tuple
+    relabelled = dataclasses.replace(compiled, infoset_actions=labels)
+    labels[0] = ("x", "y")
+    assert relabelled.infosets["J"].actions == ("p", "b")
+    assert isinstance(relabelled.infoset_actions, tuple)
     with pytest.raises(ValueError, match="CompiledGame: infoset keys repeat"):
         dataclasses.replace(compiled, infoset_keys=("J",) * compiled.num_infosets)
 

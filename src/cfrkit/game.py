@@ -161,7 +161,7 @@ class _FixedOnceMade(abc.ABCMeta):
 
     def __call__(cls, *args, **kwargs):
         game = super().__call__(*args, **kwargs)
-        object.__setattr__(game, "_made", True)
+        object.__setattr__(game, "_cfrkit_made", True)
         return game
 
 
@@ -177,12 +177,12 @@ class FixedAttributes(metaclass=_FixedOnceMade):
     """
 
     def __setattr__(self, name: str, value: object) -> None:
-        if not name.startswith("_") and self.__dict__.get("_made") and hasattr(self, name):
+        if not name.startswith("_") and self.__dict__.get("_cfrkit_made") and hasattr(self, name):
             raise AttributeError(self._fixed(name))
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
-        if not name.startswith("_") and self.__dict__.get("_made"):
+        if not name.startswith("_") and self.__dict__.get("_cfrkit_made"):
             raise AttributeError(self._fixed(name))
         object.__delattr__(self, name)
 

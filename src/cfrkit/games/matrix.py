@@ -80,11 +80,10 @@ def _payoff_matrix(name: str, argument: str, payoff) -> np.ndarray:
     """``payoff`` as a float64 array, or a GameError naming the argument (numpy's own message
     for ragged rows or text is long and names neither)."""
     try:
-        matrix = np.asarray(payoff, dtype=np.float64)
+        return np.asarray(payoff, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         reason = "rows of different lengths" if "inhomogeneous" in str(exc) else "not numbers"
         raise GameError(f"{name}: {argument} is not a matrix of numbers ({reason})") from exc
-    return matrix
 
 
 class _MatrixHistory(History):

@@ -201,6 +201,8 @@ class CompiledGame:
         if not isinstance(tree, GameTree):
             raise TypeError(f"CompiledGame: tree must be a GameTree, got {type(tree).__name__}")
         arrays = tree._asdict()
+        for name in ("infoset_keys", "infoset_actions"):  # a list given would stay changeable
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         num_infosets = len(self.infoset_keys)
         problem = schema_mismatch(
             arrays, tree_sizes(arrays, tree.num_players, tree.num_action_slots, num_infosets)
