@@ -157,6 +157,20 @@ def test_threads_wait_for_the_block_under_way(make):
     assert trainer.threads == TWO
 
 
+def test_a_threads_setter_stopped_halfway_leaves_a_consistent_trainer(parallel_everywhere):
+    """Ctrl-C can land between the setter's replacing a sampled trainer's per-thread buffers
+    and its storing the setting: the passes must follow the buffers, not the setting (with
+    a count of two, buffers for one)."""
+    straight = cfrkit.ExternalSamplingCFR(KuhnPoker(), seed=3, streams=2, threads=1).iterate(30)
+    stopped = cfrkit.ExternalSamplingCFR(KuhnPoker(), seed=3, streams=2, threads=TWO).iterate(10)
+    stopped._use_threads(1)  # what the setter does before it stores threads=1
+    workers = stopped._pool.merged_count.shape[0]
+    assert stopped._kernel(np.zeros((1, 1))).threads == workers == 1  # not threads=TWO's count
+    stopped.iterate(20)  # two workers' passes on buffers for one wrote past them
+    assert stopped.threads == TWO
+    assert_same_run(straight, stopped)
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(game=random_games(max_nodes=400))
 def test_random_games(game):

@@ -114,7 +114,10 @@ class StreamSampling(ThreadsOption, Trainer):
         return None
 
     def _kernel(self, schedule: np.ndarray) -> KernelCall:
-        count = self._thread_count(self._threads)
+        # the workers the pool has buffers for: read from the pool itself, one attribute, so
+        # a call never pairs buffers for one count with another (threads set meanwhile, or a
+        # setter stopped by Ctrl-C between the pool and the setting)
+        count = self._pool.merged_count.shape[0]
         arguments = (
             self.game.tree, self._statics, self._state, self._scratch, self._stack, self._pool,
             _threads.workers(count), self._samples, schedule, self._alternating, self._lower,
