@@ -18,7 +18,7 @@ from .evaluation import (
     nash_conv,
 )
 from .fictitious_play import FictitiousPlay
-from .game import Game, GameError, History, InfoSet
+from .game import FixedAttributes, Game, GameError, History, InfoSet
 from .policy import Policy, load_policy
 from .record import SolveRecord
 from .result_table import ResultTableLearner
@@ -67,6 +67,7 @@ __all__ = [
     "Evaluation",
     "ExternalSamplingCFR",
     "FictitiousPlay",
+    "FixedAttributes",
     "Game",
     "GameError",
     "GameTree",

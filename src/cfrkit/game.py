@@ -20,7 +20,7 @@ import copyreg
 from dataclasses import dataclass
 from typing import Hashable
 
-__all__ = ["Game", "GameError", "History", "InfoSet"]
+__all__ = ["FixedAttributes", "Game", "GameError", "History", "InfoSet"]
 
 # the attribute of a game object where cfrkit.compile_game keeps its compiled tree
 COMPILED_ATTRIBUTE = "_cfrkit_compiled"
@@ -166,14 +166,31 @@ class _FixedOnceMade(abc.ABCMeta):
 
 
 class FixedAttributes(metaclass=_FixedOnceMade):
-    """For games whose attributes are their rules (cfrkit's own): once the game is made, its
-    public attributes cannot be set again or deleted (new ones may be added).
+    """A mixin for games whose attributes are their rules: once the game is made, its public
+    attributes cannot be set again or deleted (``AttributeError``); new ones may be added.
 
     :func:`cfrkit.compile_game` keeps a game's compiled tree on the game object, and with
     ``cache_dir`` files it under the game's :attr:`~Game.identity`, which the attributes make:
-    a game changed after it was compiled would get the old tree back. ``__init__`` (a
+    a game changed after it was compiled would get the old tree back. cfrkit's own games use
+    it; list it before :class:`Game` to have yours refuse changes too. ``__init__`` (a
     subclass's too) sets what it likes; private attributes (``_name``) stay free for the
-    game's own bookkeeping.
+    game's own bookkeeping. Copies and pickles of a game stay fixed.
+
+    Examples
+    --------
+    >>> import cfrkit
+    >>> class Dice(cfrkit.FixedAttributes, cfrkit.Game):
+    ...     num_players = 2
+    ...     def __init__(self, sides: int) -> None:
+    ...         self.sides = sides
+    ...         self.name = f"dice_{sides}"
+    ...     def root(self):
+    ...         ...
+    >>> game = Dice(6)
+    >>> game.sides = 8
+    Traceback (most recent call last):
+    ...
+    AttributeError: Dice.sides cannot be changed: a game is compiled once per object; make a new Dice(...) for other rules
     """
 
     def __setattr__(self, name: str, value: object) -> None:
