@@ -336,12 +336,44 @@ def _at(index, value):
         ("edge_player", lambda a: a.__setitem__(3, -3), "'edge_player' holds values outside [-2, 3)"),
         ("chance_prob", lambda a: a.__setitem__(0, 1.5), "'chance_prob' holds values outside [0, 1]"),
         # offsets must start at 0: else infoset 0, or its first history, belongs to nobody
-        ("player_infoset_start", lambda a: a.__setitem__(0, 1), "is not a list of offsets"),
-        ("infoset_node_start", lambda a: a.__setitem__(0, 1), "is not a list of offsets"),
+        ("player_infoset_start", lambda a: a.__setitem__(0, 1), "grouped by player"),
+        ("infoset_node_start", lambda a: a.__setitem__(0, 1), "'infoset_node_start' does not count"),
     ],
 )
 def test_a_consistent_file_with_an_index_at_the_edge_is_refused(saved, field, change, message):
     assert saved[0].num_nodes == 601 and saved[0].num_infosets == 48  # three-player Kuhn
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load_compiled(_forge(saved, field, change))
+
+
+def _last_internal(array):
+    return int(np.flatnonzero(array >= 0)[-1])
+
+
+@pytest.mark.parametrize(
+    "field, change, message",
+    [
+        # every index in range, but not a tree compile_game could make: a sampled pass would
+        # go round the cycle (writing past its stack), a pruning walk round the infoset loop
+        ("node_first_child", lambda a: a.__setitem__(_last_internal(a), 1), "not a tree numbered breadth first"),
+        ("infoset_parent_slot", _at(0, 0), "perfect recall fails"),
+        ("node_parent", _at(-1, 0), "'node_parent' does not match"),
+        ("node_kind", _at(0, 0), "a terminal node has children"),
+        ("node_player", _at(0, 1), "does not match its kind"),
+        ("node_infoset", lambda a: a.__setitem__(int(np.flatnonzero(a >= 0)[0]), 1), "differs from its infoset's"),
+        ("edge_slot", lambda a: a.__setitem__(1, a[1] + 1), "edge arrays"),
+        ("internal_nodes", lambda a: a.__setitem__(slice(0, 2), a[1::-1]), "'internal_nodes' does not list"),
+        ("infoset_nodes", lambda a: a.__setitem__(slice(0, 2), a[1::-1]), "'infoset_nodes' does not list"),
+        ("slot_infoset", lambda a: a.__setitem__(1, a[1] + 1), "'slot_infoset' does not match"),
+        ("infoset_first_slot", lambda a: a.__setitem__(1, a[1] + 1), "laid out one after another"),
+        ("infoset_parent", _at(4, 1), "'infoset_parent' does not match"),
+        ("chance_prob", _at(0, 0.5), "do not sum to 1"),
+        ("utility", lambda a: a.__setitem__((0, -1), 1e250), "beyond +-1e+200"),
+        ("utility", _at((0, 0), 1.0), "chance or decision node has a utility"),
+    ],
+)
+def test_a_file_with_indices_in_range_but_not_a_compiled_tree_is_refused(saved, field, change,
+                                                                         message):
     with pytest.raises(ValueError, match=re.escape(message)):
         load_compiled(_forge(saved, field, change))
 

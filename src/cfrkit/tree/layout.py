@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+import threading
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from ..game import Game, InfoSet
+from .check import previous_own_slots, tree_problem
 from .preorder import narrow_keys, preorder_depths
 from .walk import CHANCE, CHANCE_CODE, DECISION, TERMINAL, TERMINAL_CODE
 
@@ -181,8 +183,11 @@ class CompiledGame:
     array that can still change is copied (the tree's arrays are read-only, so nothing changes
     them under a trainer); ``key_index``, ``infosets``, ``zero_sum`` and :attr:`fingerprint`
     are made afresh, and nothing cached on the original (sampling layouts, evaluation tables)
-    carries over. Copies and pickles are made the same way. The values of the index arrays
-    are not checked here; :func:`cfrkit.load_compiled` checks those of a file.
+    carries over. Copies and pickles are made the same way. The arrays must also describe a
+    tree :func:`cfrkit.compile_game` could have made -- breadth-first numbering, one block of
+    slots per infoset and chance node, perfect recall, utilities within
+    ``cfrkit.limits.MAX_ABS_UTILITY`` (else ``ValueError`` naming what is wrong): the kernels
+    do not check indices, and trust that layout.
     """
 
     game: Game
@@ -204,15 +209,17 @@ class CompiledGame:
         for name in ("infoset_keys", "infoset_actions"):  # a list given would stay changeable
             object.__setattr__(self, name, tuple(getattr(self, name)))
         num_infosets = len(self.infoset_keys)
-        problem = schema_mismatch(
-            arrays, tree_sizes(arrays, tree.num_players, tree.num_action_slots, num_infosets)
-        )
+        sizes = tree_sizes(arrays, tree.num_players, tree.num_action_slots, num_infosets)
+        problem = schema_mismatch(arrays, sizes)
         if problem is None and len(self.infoset_actions) != num_infosets:
             problem = (f"{len(self.infoset_actions)} action tuples for {num_infosets} infoset "
                        "keys")
         key_index = dict(zip(self.infoset_keys, range(num_infosets)))
         if problem is None and len(key_index) != num_infosets:
             problem = "infoset keys repeat"  # the second's key would name the first
+        if problem is None and any(len(labels) != count for labels, count in zip(
+                self.infoset_actions, tree.infoset_num_actions.tolist())):
+            problem = "an infoset's action labels do not match 'infoset_num_actions'"
         if problem is not None:
             raise ValueError(f"CompiledGame: {problem}")
         # compile_game and load_compiled hand over read-only C-contiguous arrays, taken as
@@ -227,6 +234,10 @@ class CompiledGame:
             for array in fresh.values():
                 array.setflags(write=False)
             object.__setattr__(self, "tree", tree._replace(**fresh))
+        if getattr(_checked, "tree", None) is not tree:  # else the tree of a checked game
+            problem = tree_problem(self.tree._asdict(), sizes)
+            if problem is not None:
+                raise ValueError(f"CompiledGame: {problem}")
         object.__setattr__(self, "key_index", _ReadOnlyDict(key_index))
         object.__setattr__(self, "infosets", _InfoSets(
             key_index, self.tree.infoset_player, self.infoset_actions
@@ -241,8 +252,8 @@ class CompiledGame:
     def __deepcopy__(self, memo: dict) -> CompiledGame:
         # the tree and the names cannot change: shared, not copied (a copy of a game of millions
         # of nodes would double its memory); the game can, and is copied
-        return type(self)(copy.deepcopy(self.game, memo), self.tree, self.infoset_keys,
-                          self.infoset_actions)
+        return checked_game(type(self), copy.deepcopy(self.game, memo), self.tree,
+                            self.infoset_keys, self.infoset_actions)
 
     @property
     def num_players(self) -> int:
@@ -354,8 +365,7 @@ def flatten(walk: Walk) -> CompiledGame:
     np.cumsum(np.bincount(depths), out=level_start[1:])
     code = codes[order]
     kind = np.minimum(code + 2, DECISION).astype(np.int8)  # TERMINAL_CODE -> 0, CHANCE_CODE -> 1
-    decision = code >= 0
-    decision_nodes = np.flatnonzero(decision)
+    decision_nodes = np.flatnonzero(code >= 0)
     raw_set = code[decision_nodes]
     del code
 
@@ -425,11 +435,13 @@ def flatten(walk: Walk) -> CompiledGame:
     del position, terminals
 
     internal_nodes = np.flatnonzero(kind != TERMINAL).astype(np.int32)
+    arrays = {"node_kind": kind, "node_parent": parent, "node_player": player,
+              "edge_slot": edge_slot, "internal_nodes": internal_nodes}
     infoset_parent, infoset_parent_slot = _previous_actions(
-        walk, order, level_start, internal_nodes, decision, decision_nodes, raw_set, first_node,
-        parent, player, edge_slot, first_slot, slot_infoset, new_id, by_set,
+        walk, order, level_start, arrays, decision_nodes, raw_set, first_node, first_slot,
+        slot_infoset, new_id, by_set,
     )
-    del order, decision, raw_set, first_node
+    del order, raw_set, first_node
     # CSR list of the histories in each infoset, in breadth-first order
     in_order = decision_nodes[np.argsort(narrow_keys(infoset[decision_nodes]), kind="stable")]
     infoset_node_start = np.zeros(num_sets + 1, dtype=np.int32)
@@ -467,7 +479,23 @@ def flatten(walk: Walk) -> CompiledGame:
     new_order = by_set.tolist()  # C-level loops below: a game may have millions of infosets
     keys = tuple(map(walk.keys.__getitem__, new_order))
     actions = tuple(map(walk.set_actions.__getitem__, new_order))
-    return CompiledGame(game=walk.game, tree=tree, infoset_keys=keys, infoset_actions=actions)
+    return checked_game(CompiledGame, walk.game, tree, keys, actions)  # laid out right here
+
+
+#: The tree a :func:`checked_game` call vouches for, on this thread
+_checked = threading.local()
+
+
+def checked_game(cls: type[CompiledGame], game: Game, tree: GameTree, keys: Sequence[str],
+                 actions: Sequence[tuple]) -> CompiledGame:
+    """``cls(game, tree, keys, actions)`` for a ``tree`` known to pass :func:`.tree_problem`
+    (laid out by :func:`flatten`, checked by the file loader, or another game's): the
+    constructor skips checking it again, which costs about as much as a load."""
+    _checked.tree = tree
+    try:
+        return cls(game=game, tree=tree, infoset_keys=keys, infoset_actions=actions)
+    finally:
+        _checked.tree = None
 
 
 def _segments(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -478,37 +506,13 @@ def _segments(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
 
 
-def _previous_actions(walk, order, level_start, internal, decision, decision_nodes, raw_set,
-                      first_node, parent, player, edge_slot, first_slot, slot_infoset, new_id,
-                      by_set):
+def _previous_actions(walk, order, level_start, arrays, decision_nodes, raw_set, first_node,
+                      first_slot, slot_infoset, new_id, by_set):
     """Each infoset's previous own action slot and infoset (-1 if none), checking perfect
     recall: every history of an infoset comes after the same last action of its player.
-
-    Level by level, each node's last action slot of every player is its parent's, but for
-    the player acting at the parent, whose last action is the edge into the node.
+    ``arrays`` holds the breadth-first tree arrays :func:`.check.previous_own_slots` reads.
     """
-    num_players = walk.num_players
-    previous = np.full(len(decision_nodes), -1, dtype=np.int32)  # per decision node
-    # only internal nodes pass a last action on: number them (breadth first, -1 elsewhere)
-    parents = internal
-    index = np.full(len(parent), -1, dtype=np.int32)
-    index[parents] = np.arange(len(parents), dtype=np.int32)
-    bounds = np.searchsorted(parents, level_start)  # each level's internal nodes
-    dec_bounds = np.searchsorted(decision_nodes, level_start)  # and decision nodes
-    last = np.full((num_players, 1), -1, dtype=np.int32)  # the root level's internal nodes
-    for level in range(1, len(level_start) - 1):
-        nodes = parents[bounds[level] : bounds[level + 1]]  # this level's internal nodes
-        if not len(nodes):
-            break
-        up = parent[nodes]
-        here = last[:, index[up] - bounds[level - 1]]
-        moved = np.flatnonzero(decision[up])
-        here[player[up[moved]], moved] = edge_slot[nodes[moved]]
-        acting = decision_nodes[dec_bounds[level] : dec_bounds[level + 1]]
-        previous[dec_bounds[level] : dec_bounds[level + 1]] = \
-            here[player[acting], index[acting] - bounds[level]]
-        last = here
-    del last, index
+    previous = previous_own_slots(arrays, walk.num_players, level_start)  # per decision node
     # every history of an infoset against its first one in breadth-first order
     slots = previous[np.searchsorted(decision_nodes, first_node)]
     wrong = previous != slots[raw_set]

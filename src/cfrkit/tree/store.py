@@ -26,8 +26,10 @@ items encoded the same way, a non-finite float as ``{"float": "inf" | "-inf" | "
 a custom object) would not come back as itself, so :func:`save` refuses it.
 
 :func:`~cfrkit.tree.load_compiled` checks the format and version, the array names, dtypes and shapes, that
-every index array stays within the arrays it indexes (a damaged or hand-made file cannot make a
-kernel read out of bounds), and recomputes the fingerprint (SHA-256 over every array and name)
+the arrays describe a tree :func:`~cfrkit.compile_game` could have made (:mod:`.check`: every
+index within the arrays it indexes, children after their parent, slots laid out block by block,
+perfect recall; a damaged or hand-made file cannot send a kernel out of bounds or round a
+cycle), and recomputes the fingerprint (SHA-256 over every array and name)
 and the zero-sum flag, refusing a file whose content is not what was saved.
 """
 
@@ -51,8 +53,11 @@ from .._files import file_in_the_way, replacing
 from .._npz import DAMAGED_ZIP, load_npz, other_kind
 from .._text import short_repr
 from ..game import FixedAttributes, Game, GameError, History
-from .layout import TREE_SCHEMA, CompiledGame, GameTree, schema_mismatch, tree_sizes
-from .walk import CHANCE, DECISION, TERMINAL, _exception_text
+from .check import tree_problem
+from .layout import (
+    TREE_SCHEMA, CompiledGame, GameTree, checked_game, schema_mismatch, tree_sizes,
+)
+from .walk import _exception_text
 
 __all__ = [
     "FORMAT", "VERSION", "CompiledFileError", "StoredGame", "cache_key", "cache_path",
@@ -350,7 +355,12 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     index = arrays[_ACTION_SET]
     if index.dtype != _INT32 or index.shape != (len(keys),):
         raise CompiledFileError(f"{name}: array {_ACTION_SET!r} has the wrong dtype or shape")
-    _check_ranges(name, tree_arrays, sizes, index, len(action_sets))
+    if index.size and (int(index.min()) < 0 or int(index.max()) >= len(action_sets)):
+        raise CompiledFileError(f"{name}: array {_ACTION_SET!r} holds values outside "
+                                f"[0, {len(action_sets)})")
+    problem = tree_problem(tree_arrays, sizes)
+    if problem is not None:
+        raise CompiledFileError(f"{name}: {problem}")
     sets_per_infoset = [action_sets[i] for i in index.tolist()]
     lengths = np.fromiter(map(len, sets_per_infoset), dtype=np.int64, count=len(keys))
     if not np.array_equal(lengths, tree_arrays["infoset_num_actions"]):
@@ -367,8 +377,7 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     tree = GameTree(num_players=num_players, num_action_slots=num_action_slots, **tree_arrays)
     if game is None:
         game = StoredGame(name, num_players, metadata["game"])
-    compiled = CompiledGame(game=game, tree=tree, infoset_keys=tuple(keys),
-                            infoset_actions=tuple(sets_per_infoset))
+    compiled = checked_game(CompiledGame, game, tree, tuple(keys), tuple(sets_per_infoset))
     if compiled.fingerprint != metadata["fingerprint"]:
         raise CompiledFileError(
             f"{name}: its content does not match its fingerprint (the file is damaged or was "
@@ -377,54 +386,6 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     if compiled.zero_sum != metadata["zero_sum"]:
         raise CompiledFileError(f"{name}: its zero-sum flag does not match its utilities")
     return compiled
-
-
-def _check_ranges(name: str, t: dict, sizes: dict, index: np.ndarray, num_sets: int) -> None:
-    """Every index within the arrays it indexes: a kernel never reads out of bounds, whatever
-    the file holds."""
-    n, s, a, p = sizes["N"], sizes["S"], sizes["A"], sizes["P"]
-    slots = a + sizes["C"]
-    if n < 1:
-        raise CompiledFileError(f"{name}: the tree has no nodes")
-
-    def within(field: str, array: np.ndarray, low: int, high: int) -> None:
-        if array.size and (int(array.min()) < low or int(array.max()) >= high):
-            raise CompiledFileError(f"{name}: array {field!r} holds values outside [{low}, {high})")
-
-    kind = t["node_kind"]
-    within("node_kind", kind, min(TERMINAL, CHANCE, DECISION), max(TERMINAL, CHANCE, DECISION) + 1)
-    internal = kind != TERMINAL
-    for field, low, high in (
-        ("node_player", -1, p), ("node_infoset", -1, s), ("node_slot", -1, slots),
-        ("node_first_child", -1, n), ("node_num_children", 0, n), ("node_parent", -1, n),
-        ("edge_slot", -1, slots), ("edge_player", -2, p), ("internal_nodes", 0, n),
-        ("infoset_player", 0, max(p, 1)), ("infoset_first_slot", 0, max(a, 1)),
-        ("infoset_num_actions", 0, a + 1), ("infoset_parent", -1, s),
-        ("infoset_parent_slot", -1, a), ("infoset_node_start", 0, sizes["D"] + 1),
-        ("infoset_nodes", 0, n), ("player_infoset_start", 0, s + 1), ("slot_infoset", 0, s),
-    ):
-        within(field, t[field], low, high)
-    within(_ACTION_SET, index, 0, num_sets)
-    probabilities = t["chance_prob"]
-    if not np.all((probabilities >= 0.0) & (probabilities <= 1.0)):  # NaN fails too
-        raise CompiledFileError(f"{name}: array 'chance_prob' holds values outside [0, 1]")
-    # children and outgoing edges of every node stay within the node and slot arrays
-    ends = t["node_first_child"].astype(np.int64) + t["node_num_children"]
-    if np.any(internal & ((t["node_first_child"] < 0) | (ends > n))):
-        raise CompiledFileError(f"{name}: a node's children lie outside the tree")
-    edge_ends = t["node_slot"].astype(np.int64) + t["node_num_children"]
-    if np.any(internal & ((t["node_slot"] < 0) | (edge_ends > slots))):
-        raise CompiledFileError(f"{name}: a node's edges lie outside the slot arrays")
-    if np.any(t["infoset_first_slot"].astype(np.int64) + t["infoset_num_actions"] > a):
-        raise CompiledFileError(f"{name}: an infoset's actions lie outside the slot arrays")
-    for field in ("infoset_node_start", "player_infoset_start"):
-        offsets = t[field]
-        if offsets[0] != 0 or np.any(np.diff(offsets) < 0):
-            raise CompiledFileError(f"{name}: array {field!r} is not a list of offsets")
-    if t["infoset_node_start"][-1] != sizes["D"] or t["player_infoset_start"][-1] != s:
-        raise CompiledFileError(f"{name}: offset arrays do not end at the array sizes")
-    if not np.all(np.isfinite(t["utility"])):
-        raise CompiledFileError(f"{name}: array 'utility' holds non-finite values")
 
 
 # -- the compile cache --------------------------------------------------------------------------
