@@ -110,6 +110,20 @@ def test_labels_keep_their_type(tmp_path):
     assert list(loaded["ints"]) == [1, "1", ("a", (2, 2.5, None)), 7]
 
 
+def test_keys_and_labels_utf8_cannot_hold_round_trip(tmp_path):
+    """A lone surrogate (``os.fsdecode`` makes them from undecodable bytes) has no UTF-8 form:
+    such a file is written with JSON's ``\\u`` escapes; other files stay readable UTF-8."""
+    game = SpecGame(D(0, "\udcff key", ("a\udcfe", D(1, "ключ", ("x", T(1, -1)), ("y", T(-1, 1)))),
+                      ("b", D(1, "ключ", ("x", T(-1, 1)), ("y", T(1, -1))))))
+    policy = random_policy(game, seed=3)
+    path = policy.save(tmp_path / "surrogate.json")
+    assert "\\udcff key" in path.read_text(encoding="ascii")
+    loaded = load_policy(path, game)
+    assert same_bits(loaded.table, policy.table) and list(loaded["\udcff key"]) == ["a\udcfe", "b"]
+    plain = SpecGame(D(0, "ключ", ("a", T(1, -1)), ("b", T(-1, 1))))
+    assert '"ключ"' in Policy.uniform(plain).save(tmp_path / "plain.json").read_text("utf-8")
+
+
 def test_equal_action_tuples_of_other_types_keep_their_own_labels(tmp_path):
     # (1, 2), (True, 2) and (1.0, 2) are equal tuples; saving and loading remember each
     # infoset's labels per distinct tuple, and must not hand one infoset another's

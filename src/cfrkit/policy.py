@@ -294,7 +294,9 @@ class Policy(Mapping):
         (informative only), ``"num_infosets"`` and ``"infosets"``: one object per infoset,
         ordered by player and then key, with its ``"key"``, ``"player"``, ``"actions"`` (the
         labels, in the game's order) and ``"probabilities"`` (written with ``repr`` precision,
-        so they read back bit for bit).
+        so they read back bit for bit). The file is UTF-8; a policy whose keys or labels hold a
+        lone surrogate (which UTF-8 cannot encode) is written in ASCII, every other character
+        as a ``\\uXXXX`` escape, and reads back the same.
 
         Action labels are JSON values that keep their type: strings, integers, ``true`` /
         ``false``, ``null`` and finite floats are written as themselves (``1`` and ``1.0`` stay
@@ -323,14 +325,19 @@ class Policy(Mapping):
             If the file cannot be written.
         """
         target = Path(os.fspath(path))
-        text = self._json()
+        try:
+            data = self._json().encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate in a key or label: written as \udcxx
+            data = self._json(ascii_only=True).encode("ascii")
         with replacing(target) as temporary:
-            with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
+            with open(temporary, "wb") as handle:
+                handle.write(data)
         return target
 
-    def _json(self) -> str:
-        """The text :meth:`save` writes."""
+    def _json(self, ascii_only: bool = False) -> str:
+        """The text :meth:`save` writes: UTF-8 text as itself, unless ``ascii_only``, which
+        escapes every other character as JSON's ``\\uXXXX`` (the only way to write a lone
+        surrogate, which UTF-8 cannot hold)."""
         compiled = self._game
         first = compiled.tree.infoset_first_slot
         table = self._table.tolist()
@@ -359,7 +366,7 @@ class Policy(Mapping):
                 "actions": labels,
                 "probabilities": probs,
             }
-            entries.append("    " + json.dumps(entry, ensure_ascii=False, allow_nan=False))
+            entries.append("    " + json.dumps(entry, ensure_ascii=ascii_only, allow_nan=False))
         header = {
             "format": _FORMAT,
             "version": _FORMAT_VERSION,
@@ -368,7 +375,7 @@ class Policy(Mapping):
         }
         lines = ["{"]
         for name, value in header.items():
-            lines.append(f"  {json.dumps(name)}: {json.dumps(value, ensure_ascii=False)},")
+            lines.append(f"  {json.dumps(name)}: {json.dumps(value, ensure_ascii=ascii_only)},")
         if entries:
             lines += ['  "infosets": [', ",\n".join(entries), "  ]"]
         else:
