@@ -61,8 +61,10 @@ def tree_problem(t: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> str |
     if not np.all((probabilities >= 0.0) & (probabilities <= 1.0)):  # NaN fails too
         return "array 'chance_prob' holds values outside [0, 1]"
     utility = t["utility"]
-    if utility.size and not (utility.min() >= -MAX_ABS_UTILITY and utility.max() <= MAX_ABS_UTILITY):
-        return f"array 'utility' holds values beyond +-{MAX_ABS_UTILITY:.0e} or not finite"  # or NaN
+    # min and max are NaN if any entry is, and NaN fails both comparisons
+    largest = MAX_ABS_UTILITY
+    if utility.size and not (-largest <= utility.min() and utility.max() <= largest):
+        return f"array 'utility' holds values beyond +-{MAX_ABS_UTILITY:.0e} or not finite"
     return _nodes_problem(t, n) or _slots_problem(t, sizes) or _infosets_problem(t, sizes)
 
 
@@ -159,7 +161,8 @@ def _infosets_problem(t: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> 
         return "array 'infoset_nodes' does not list each infoset's histories in node order"
     infoset_player = t["infoset_player"]
     players = np.searchsorted(infoset_player, np.arange(p + 1), side="left")
-    if np.any(np.diff(infoset_player) < 0) or not np.array_equal(t["player_infoset_start"], players):
+    if (np.any(np.diff(infoset_player) < 0)
+            or not np.array_equal(t["player_infoset_start"], players)):
         return "the infosets are not grouped by player (player_infoset_start)"
     # each player's infosets numbered by their first history: so an infoset's previous one,
     # which holds an ancestor of that history, has a smaller number
