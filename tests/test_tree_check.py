@@ -103,7 +103,7 @@ def test_only_trees_already_checked_skip_the_check(monkeypatch):
     assert calls == [1]
     # a trusted construction that fails leaves no trust behind on the thread
     with pytest.raises(ValueError, match="infoset keys repeat"):
-        layout.checked_game(type(compiled), compiled.game, compiled.tree,
+        layout._checked_game(type(compiled), compiled.game, compiled.tree,
                             ("x",) * compiled.num_infosets, compiled.infoset_actions)
     dataclasses.replace(compiled)
     assert calls == [1, 1]

@@ -234,7 +234,7 @@ class CompiledGame:
             for array in fresh.values():
                 array.setflags(write=False)
             object.__setattr__(self, "tree", tree._replace(**fresh))
-        if getattr(_checked, "tree", None) is not tree:  # else the tree of a checked game
+        if getattr(_vouched, "tree", None) is not tree:  # else the tree of a checked game
             problem = tree_problem(self.tree._asdict(), sizes)
             if problem is not None:
                 raise ValueError(f"CompiledGame: {problem}")
@@ -252,7 +252,7 @@ class CompiledGame:
     def __deepcopy__(self, memo: dict) -> CompiledGame:
         # the tree and the names cannot change: shared, not copied (a copy of a game of millions
         # of nodes would double its memory); the game can, and is copied
-        return checked_game(type(self), copy.deepcopy(self.game, memo), self.tree,
+        return _checked_game(type(self), copy.deepcopy(self.game, memo), self.tree,
                             self.infoset_keys, self.infoset_actions)
 
     @property
@@ -479,23 +479,23 @@ def flatten(walk: Walk) -> CompiledGame:
     new_order = by_set.tolist()  # C-level loops below: a game may have millions of infosets
     keys = tuple(map(walk.keys.__getitem__, new_order))
     actions = tuple(map(walk.set_actions.__getitem__, new_order))
-    return checked_game(CompiledGame, walk.game, tree, keys, actions)  # laid out right here
+    return _checked_game(CompiledGame, walk.game, tree, keys, actions)  # laid out right here
 
 
-#: The tree a :func:`checked_game` call vouches for, on this thread
-_checked = threading.local()
+#: The tree a :func:`_checked_game` call vouches for, on this thread
+_vouched = threading.local()
 
 
-def checked_game(cls: type[CompiledGame], game: Game, tree: GameTree, keys: Sequence[str],
-                 actions: Sequence[tuple]) -> CompiledGame:
+def _checked_game(cls: type[CompiledGame], game: Game, tree: GameTree, keys: Sequence[str],
+                  actions: Sequence[tuple]) -> CompiledGame:
     """``cls(game, tree, keys, actions)`` for a ``tree`` known to pass :func:`.tree_problem`
     (laid out by :func:`flatten`, checked by the file loader, or another game's): the
     constructor skips checking it again, which costs about as much as a load."""
-    _checked.tree = tree
+    _vouched.tree = tree
     try:
         return cls(game=game, tree=tree, infoset_keys=keys, infoset_actions=actions)
     finally:
-        _checked.tree = None
+        _vouched.tree = None
 
 
 def _segments(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

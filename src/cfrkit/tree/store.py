@@ -55,7 +55,7 @@ from .._text import short_repr
 from ..game import FixedAttributes, Game, GameError, History
 from .check import tree_problem
 from .layout import (
-    TREE_SCHEMA, CompiledGame, GameTree, checked_game, schema_mismatch, tree_sizes,
+    TREE_SCHEMA, CompiledGame, GameTree, _checked_game, schema_mismatch, tree_sizes,
 )
 from .walk import _exception_text
 
@@ -377,7 +377,7 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     tree = GameTree(num_players=num_players, num_action_slots=num_action_slots, **tree_arrays)
     if game is None:
         game = StoredGame(name, num_players, metadata["game"])
-    compiled = checked_game(CompiledGame, game, tree, tuple(keys), tuple(sets_per_infoset))
+    compiled = _checked_game(CompiledGame, game, tree, tuple(keys), tuple(sets_per_infoset))
     if compiled.fingerprint != metadata["fingerprint"]:
         raise CompiledFileError(
             f"{name}: its content does not match its fingerprint (the file is damaged or was "
