@@ -56,9 +56,54 @@ def _previous_by_walking_up(compiled):
     return np.array(result)
 
 
-@pytest.mark.parametrize("name", ["kuhn3", "random2", "random3", "leduc"])
-def test_previous_own_slots_match_a_walk_up_the_parents(name):
-    compiled = compile_game(ALL[name])
+class Stretch(cfrkit.Game):
+    """Player 0 acts, player 1 moves ``length`` times, player 0 acts again: the second
+    decision's previous own action lies ``length + 1`` steps up."""
+
+    num_players = 2
+
+    def __init__(self, length: int) -> None:
+        self.length, self.name = length, f"stretch of {length}"
+
+    def root(self):
+        return _Step(self.length, ())
+
+
+class _Step(cfrkit.History):
+    def __init__(self, length, path):
+        self.length, self.path = length, path
+
+    def is_terminal(self):
+        return len(self.path) == self.length + 2
+
+    def is_chance(self):
+        return False
+
+    def current_player(self):
+        return 0 if len(self.path) in (0, self.length + 1) else 1
+
+    def actions(self):
+        return ("a", "b") if self.current_player() == 0 else ("on",)
+
+    def chance_outcomes(self):
+        return ()
+
+    def child(self, action):
+        return _Step(self.length, (*self.path, action))
+
+    def infoset_key(self):
+        return repr(self.path)
+
+    def utilities(self):
+        win = 1.0 if self.path[0] == self.path[-1] else -1.0
+        return (win, -win)
+
+
+@pytest.mark.parametrize("steps", [0, 1, 8])  # 0: all by pointer jumping
+@pytest.mark.parametrize("name", ["kuhn3", "random2", "random3", "leduc", "stretch"])
+def test_previous_own_slots_match_a_walk_up_the_parents(name, steps, monkeypatch):
+    compiled = compile_game(Stretch(20) if name == "stretch" else ALL[name])
+    monkeypatch.setattr(check, "_STEPS", steps)
     previous = check.previous_own_slots(compiled.tree._asdict(), compiled.num_players)
     np.testing.assert_array_equal(previous, _previous_by_walking_up(compiled))
     assert (previous >= 0).any() and (previous < 0).any()

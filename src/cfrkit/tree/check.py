@@ -6,9 +6,9 @@ in one contiguous block per node, infosets numbered after the infoset of their p
 previous action, slots partitioned among infosets and chance nodes. A tree that breaks any of
 this -- from a hand-made or damaged file, or arrays put together by hand -- can send a sampled
 pass round a cycle, a kernel past the end of an array or a regret-pruning walk into an endless
-loop. :func:`tree_problem` finds any such break in numpy passes over whole arrays (plus one
-small step per depth level for perfect recall) and names it, so that loading the file or
-building the :class:`~cfrkit.tree.CompiledGame` refuses it instead.
+loop. :func:`tree_problem` finds any such break in numpy passes over whole arrays and names
+it, so that loading the file or building the :class:`~cfrkit.tree.CompiledGame` refuses it
+instead.
 
 Every derived array (children, parents, edges, slots, the infoset lists and offsets, each
 infoset's previous own action) is recomputed from the node kinds, child counts, players and
@@ -24,7 +24,7 @@ import numpy as np
 from ..limits import MAX_ABS_UTILITY
 from .walk import CHANCE, DECISION, PROB_TOLERANCE, TERMINAL
 
-__all__ = ["previous_own_slots", "tree_problem"]
+__all__ = ["level_starts", "previous_own_slots", "tree_problem"]
 
 _KINDS = (TERMINAL, CHANCE, DECISION)
 
@@ -179,54 +179,80 @@ def _infosets_problem(t: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> 
     return None
 
 
-def previous_own_slots(t: Mapping[str, np.ndarray], num_players: int,
-                       level_start: np.ndarray | None = None) -> np.ndarray:
+def previous_own_slots(t: Mapping[str, np.ndarray], num_players: int) -> np.ndarray:
     """For each decision node, in node order, the slot of its player's last action above it
-    (-1 if none), for a tree numbered breadth first whose arrays ``t`` (by :class:`GameTree`
-    field name) hold at least ``node_kind``, ``node_player``, ``node_parent``, ``edge_slot``,
-    ``node_num_children`` and ``internal_nodes``.
+    (-1 if none), for a tree whose arrays ``t`` (by :class:`GameTree` field name) hold at least
+    ``node_kind``, ``node_player``, ``node_parent``, ``edge_slot``, ``edge_player`` and
+    ``internal_nodes``, with every node's parent before it.
 
-    Level by level, each node's last action slot of every player is its parent's, but for the
-    player acting at the parent, whose last action is the edge into the node. ``level_start``
-    (the first node of each depth, then the node count) is found from the child counts when
-    not given.
+    All decision nodes walk up together, a step at a time, each stopping at the first edge its
+    own player took (``edge_player``, the player acting at the edge's upper end) or at the
+    root: in most games players take turns, so a few steps settle every node. Nodes still
+    walking after :data:`_STEPS` steps (a long stretch of other players' moves) finish by
+    pointer jumping, in a number of passes logarithmic in the depth: a deep game costs no
+    step per level.
     """
-    kind, parent, player = t["node_kind"], t["node_parent"], t["node_player"]
-    edge_slot, internal = t["edge_slot"], t["internal_nodes"]
-    if level_start is None:
-        level_start = _level_starts(t["node_num_children"])
-    decision = kind == DECISION
-    decision_nodes = np.flatnonzero(decision)
-    previous = np.full(len(decision_nodes), -1, dtype=np.int32)
-    # only internal nodes pass a last action on: number them (breadth first, -1 elsewhere)
-    index = np.full(len(parent), -1, dtype=np.int32)
-    index[internal] = np.arange(len(internal), dtype=np.int32)
-    bounds = np.searchsorted(internal, level_start)  # each level's internal nodes
-    dec_bounds = np.searchsorted(decision_nodes, level_start)  # and decision nodes
-    last = np.full((num_players, 1), -1, dtype=np.int32)  # the root level's internal nodes
-    for level in range(1, len(level_start) - 1):
-        nodes = internal[bounds[level] : bounds[level + 1]]  # this level's internal nodes
-        if not len(nodes):
-            break
-        up = parent[nodes]
-        here = last[:, index[up] - bounds[level - 1]]
-        moved = np.flatnonzero(decision[up])
-        here[player[up[moved]], moved] = edge_slot[nodes[moved]]
-        acting = decision_nodes[dec_bounds[level] : dec_bounds[level + 1]]
-        previous[dec_bounds[level] : dec_bounds[level + 1]] = \
-            here[player[acting], index[acting] - bounds[level]]
-        last = here
+    parent, edge_player, edge_slot = t["node_parent"], t["edge_player"], t["edge_slot"]
+    node = np.flatnonzero(t["node_kind"] == DECISION).astype(np.int32)
+    player = t["node_player"][node]
+    previous = np.full(len(node), -1, dtype=np.int32)
+    walking = np.arange(len(node))  # the decision nodes still walking, and where they are
+    for _ in range(_STEPS):
+        found = edge_player[node] == player
+        previous[walking[found]] = edge_slot[node[found]]
+        going = ~found & (node != 0)  # at the root: no action of theirs above
+        walking, node, player = walking[going], parent[node[going]], player[going]
+        if not len(walking):
+            return previous
+    previous[walking] = _nearest_own_edges(t, node, player)
     return previous
 
 
-def _level_starts(num_children: np.ndarray) -> np.ndarray:
-    """The first node of each depth of a tree numbered breadth first, then the node count:
-    the next level runs to the end of the children of the current one's last node."""
-    ends = np.cumsum(num_children, dtype=np.int64) + 1  # node i's children end before ends[i]
+#: Steps up the tree every decision node takes before the rest go by pointer jumping
+_STEPS = 8
+
+
+def _nearest_own_edges(t: Mapping[str, np.ndarray], node: np.ndarray,
+                       player: np.ndarray) -> np.ndarray:
+    """The slot of the nearest edge at or above each ``node`` (an internal node) taken by
+    ``player``, -1 if none, by pointer jumping over the internal nodes: each points at itself
+    if the edge into it is ``player``'s, else at its parent; squaring the pointers (``jump =
+    jump[jump]``) doubles how far they reach, until every one asked about rests."""
+    internal = t["internal_nodes"]
+    m = len(internal)
+    number = np.full(len(t["node_kind"]), m, dtype=np.int32)  # internal nodes counted; m: none
+    number[internal] = np.arange(m, dtype=np.int32)
+    up = np.full(m + 1, m, dtype=np.int32)  # each one's parent, the root's and m's: m
+    up[1:m] = number[t["node_parent"][internal[1:]]]
+    mover = np.append(t["edge_player"][internal], -2)
+    slot = np.append(t["edge_slot"][internal], -1).astype(np.int32)
+    itself = np.arange(m + 1, dtype=np.int32)
+    start = number[node]
+    result = np.empty(len(node), dtype=np.int32)
+    for p in np.unique(player):
+        asked = np.flatnonzero(player == p)
+        rests = (mover == p) | (itself == m)
+        jump = np.where(rests, itself, up)
+        at = jump[start[asked]]
+        while not rests[at].all():
+            jump = jump[jump]
+            at = jump[start[asked]]
+        result[asked] = slot[at]
+    return result
+
+
+def level_starts(num_children: np.ndarray) -> np.ndarray:
+    """The first node of each depth of a tree numbered breadth first, then the node count.
+
+    A level's children are the next level, and end where the children of its last node end:
+    ``1 + sum(num_children[:i + 1])`` for node ``i``. So a deep, narrow game costs one scalar
+    look-up per level, not a few numpy calls.
+    """
+    ends = np.cumsum(num_children, dtype=np.int64) + 1
     starts = [0, 1]
     while starts[-1] < len(num_children):
-        nxt = int(ends[starts[-1] - 1])
-        if nxt == starts[-1]:  # no children below this level (not a whole tree; checked before)
+        following = int(ends[starts[-1] - 1])
+        if following == starts[-1]:  # nothing below: not a whole tree (tree_problem says so)
             break
-        starts.append(nxt)
+        starts.append(following)
     return np.array(starts, dtype=np.int64)

@@ -348,8 +348,8 @@ def flatten(walk: Walk) -> CompiledGame:
     children and so every node's depth follow (``preorder_depths``); within one depth that order
     is the breadth-first order, so a stable sort by depth gives the breadth-first numbering,
     and children come out contiguous. Information sets are renumbered by player, then by their
-    first node in breadth-first order. Everything is numpy over whole arrays, plus one small
-    step per depth level for perfect recall.
+    first node in breadth-first order. Everything is numpy over whole arrays (perfect recall:
+    :func:`.check.previous_own_slots`).
     """
     num_players = walk.num_players
     child_counts = walk.child_counts()  # in visiting order (run() flushed the codes)
@@ -359,10 +359,8 @@ def flatten(walk: Walk) -> CompiledGame:
     depths = depths[:-1]
     codes = np.frombuffer(walk.code, dtype=np.int32)
     num_nodes = len(codes)
-    # breadth-first position -> walk number, and the first position of each depth
+    # breadth-first position -> walk number
     order = np.argsort(narrow_keys(depths), kind="stable")
-    level_start = np.zeros(int(depths.max()) + 2, dtype=np.int64)
-    np.cumsum(np.bincount(depths), out=level_start[1:])
     code = codes[order]
     kind = np.minimum(code + 2, DECISION).astype(np.int8)  # TERMINAL_CODE -> 0, CHANCE_CODE -> 1
     decision_nodes = np.flatnonzero(code >= 0)
@@ -436,10 +434,10 @@ def flatten(walk: Walk) -> CompiledGame:
 
     internal_nodes = np.flatnonzero(kind != TERMINAL).astype(np.int32)
     arrays = {"node_kind": kind, "node_parent": parent, "node_player": player,
-              "edge_slot": edge_slot, "internal_nodes": internal_nodes}
+              "edge_slot": edge_slot, "edge_player": edge_player, "internal_nodes": internal_nodes}
     infoset_parent, infoset_parent_slot = _previous_actions(
-        walk, order, level_start, arrays, decision_nodes, raw_set, first_node, first_slot,
-        slot_infoset, new_id, by_set,
+        walk, order, arrays, decision_nodes, raw_set, first_node, first_slot, slot_infoset,
+        new_id, by_set,
     )
     del order, raw_set, first_node
     # CSR list of the histories in each infoset, in breadth-first order
@@ -506,13 +504,13 @@ def _segments(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
 
 
-def _previous_actions(walk, order, level_start, arrays, decision_nodes, raw_set, first_node,
-                      first_slot, slot_infoset, new_id, by_set):
+def _previous_actions(walk, order, arrays, decision_nodes, raw_set, first_node, first_slot,
+                      slot_infoset, new_id, by_set):
     """Each infoset's previous own action slot and infoset (-1 if none), checking perfect
     recall: every history of an infoset comes after the same last action of its player.
     ``arrays`` holds the breadth-first tree arrays :func:`.check.previous_own_slots` reads.
     """
-    previous = previous_own_slots(arrays, walk.num_players, level_start)  # per decision node
+    previous = previous_own_slots(arrays, walk.num_players)  # per decision node
     # every history of an infoset against its first one in breadth-first order
     slots = previous[np.searchsorted(decision_nodes, first_node)]
     wrong = previous != slots[raw_set]
