@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._kernels import regret_pruning
+from ._kernels import regret_pruning, tree_loops
 from ._kernels.sampled_pass import (
     DECISION_ACTIONS,
     DECISION_FIRST_CHILD,
@@ -338,13 +338,8 @@ def _levels(tree: GameTree) -> list[tuple[int, int]]:
 def _group_offsets(keys: np.ndarray, sizes: np.ndarray, num_groups: int) -> np.ndarray:
     """For items with group ``keys`` and ``sizes``: the sum of the sizes of the items before
     each one in its group (items in index order within a group)."""
-    order = np.argsort(keys, kind="stable")
-    running = np.zeros(keys.shape[0] + 1, dtype=np.int64)
-    np.cumsum(sizes[order], out=running[1:])
-    group_start = np.zeros(num_groups + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys, minlength=num_groups), out=group_start[1:])
     offsets = np.empty(keys.shape[0], dtype=np.int64)
-    offsets[order] = running[:-1] - running[group_start[keys[order]]]
+    tree_loops.offsets_in_group(keys, sizes, np.zeros(num_groups, dtype=np.int64), offsets)
     return offsets
 
 
@@ -355,23 +350,11 @@ def _build_sampling_layout(tree: GameTree) -> dict[str, np.ndarray]:
     parent, first_child, num_children = (
         tree.node_parent, tree.node_first_child, tree.node_num_children
     )
-    levels = _levels(tree)
-    # subtree sizes, deepest level first: a family's children are contiguous, so a node's size
-    # is 1 + a difference of the next level's running sums
     size = np.ones(num_nodes, dtype=np.int64)
-    for (lo, hi), (next_lo, next_hi) in zip(levels[-2::-1], levels[:0:-1]):
-        internal = lo + np.flatnonzero(num_children[lo:hi] > 0)
-        sums = np.zeros(next_hi - next_lo + 1, dtype=np.int64)
-        np.cumsum(size[next_lo:next_hi], out=sums[1:])
-        start = first_child[internal] - next_lo
-        size[internal] += sums[start + num_children[internal]] - sums[start]
+    tree_loops.subtree_sizes(parent, size)
     # region of each node: the chance slot of the nearest chance edge above it (C: none)
     region = np.full(num_nodes, num_chance_slots, dtype=np.int64)
-    for lo, hi in levels[1:]:
-        by_chance = tree.edge_player[lo:hi] == -1
-        region[lo:hi] = np.where(
-            by_chance, tree.edge_slot[lo:hi] - num_slots, region[parent[lo:hi]]
-        )
+    tree_loops.chance_regions(parent, tree.edge_player, tree.edge_slot, num_slots, region)
     region_size = np.bincount(region, minlength=num_chance_slots + 1)
     rank = _group_offsets(region, np.ones(num_nodes, dtype=np.int64), num_chance_slots + 1)
     # a chance slot's region lies in its chance node's; below a region come, in slot order,
@@ -383,9 +366,8 @@ def _build_sampling_layout(tree: GameTree) -> dict[str, np.ndarray]:
     outer = region[slot_node]
     before = _group_offsets(outer, size[slot_child], num_chance_slots + 1)
     region_start = np.zeros(num_chance_slots + 1, dtype=np.int64)  # the root's region: 0
-    for lo, hi in levels[1:]:  # outer regions first: a region's first node is deeper
-        s = tree.edge_slot[lo:hi][tree.edge_player[lo:hi] == -1] - num_slots
-        region_start[s] = region_start[outer[s]] + region_size[outer[s]] + before[s]
+    tree_loops.region_starts(tree.edge_player, tree.edge_slot, num_slots, outer, region_size,
+                             before, region_start)
     position = region_start[region] + rank
     node = np.empty(num_nodes, dtype=np.int32)
     node[position] = np.arange(num_nodes, dtype=np.int32)
@@ -404,7 +386,7 @@ def _build_sampling_layout(tree: GameTree) -> dict[str, np.ndarray]:
         lo, hi = np.searchsorted(players, [p, p + 1])
         region_decisions[p] = lo + np.searchsorted(position[decisions[lo:hi]], starts)
     # what each player's pass needs: reach above its decision nodes, values below them
-    above, below = _around_decisions(tree, levels)
+    above, below = _around_decisions(tree)
     # internal nodes but the regions' first (whose reach comes from a chance node), by position
     internal = node[np.flatnonzero(tree.node_kind[node] != TERMINAL)]
     internal = internal[tree.edge_player[internal] >= 0]
@@ -465,7 +447,7 @@ def _build_sampling_layout(tree: GameTree) -> dict[str, np.ndarray]:
              DECISION_ACTIONS: num_children[decisions],
              DECISION_INFOSET: tree.node_infoset[decisions]}
         ),
-        infoset_once=_met_once(tree, levels, size),
+        infoset_once=_met_once(tree, size),
         next_chance=next_chance,
         chance_position=chance_position,
         chance_slot_start=np.append(
@@ -477,28 +459,19 @@ def _build_sampling_layout(tree: GameTree) -> dict[str, np.ndarray]:
     )
 
 
-def _around_decisions(tree: GameTree, levels: list[tuple[int, int]]) -> tuple:
+def _around_decisions(tree: GameTree) -> tuple:
     """``(above, below)``, bool[P, N]: whether a node is, or has below it, a decision node of
     player ``p``; whether it is, or hangs below, one."""
     num_nodes = tree.node_kind.shape[0]
-    mine = np.zeros((tree.num_players, num_nodes), dtype=np.bool_)
+    above = np.zeros((tree.num_players, num_nodes), dtype=np.bool_)
     decision = np.flatnonzero(tree.node_kind == DECISION)
-    mine[tree.node_player[decision], decision] = True
-    above = mine.copy()
-    below = mine.copy()
-    for (lo, hi), (next_lo, next_hi) in zip(levels[-2::-1], levels[:0:-1]):
-        internal = lo + np.flatnonzero(tree.node_num_children[lo:hi] > 0)
-        sums = np.zeros((tree.num_players, next_hi - next_lo + 1), dtype=np.int64)
-        np.cumsum(above[:, next_lo:next_hi], axis=1, out=sums[:, 1:])
-        start = tree.node_first_child[internal] - next_lo
-        end = start + tree.node_num_children[internal]
-        above[:, internal] |= (sums[:, end] - sums[:, start]) > 0
-    for lo, hi in levels[1:]:
-        below[:, lo:hi] |= below[:, tree.node_parent[lo:hi]]
+    above[tree.node_player[decision], decision] = True
+    below = above.copy()
+    tree_loops.around_decisions(tree.node_parent, above, below)
     return above, below
 
 
-def _met_once(tree: GameTree, levels: list[tuple[int, int]], size: np.ndarray) -> np.ndarray:
+def _met_once(tree: GameTree, size: np.ndarray) -> np.ndarray:
     """Whether no chance sample reaches two histories of each infoset.
 
     A sample reaches two nodes together only if the paths to them part at a decision node
@@ -509,28 +482,17 @@ def _met_once(tree: GameTree, levels: list[tuple[int, int]], size: np.ndarray) -
     probability 0 (it is never drawn, but the infoset is still marked).
     """
     num_nodes = tree.node_kind.shape[0]
-    parent, first_child = tree.node_parent, tree.node_first_child
     preorder = np.zeros(num_nodes, dtype=np.int64)
     depth = np.zeros(num_nodes, dtype=np.int64)
-    for level, (lo, hi) in enumerate(levels[1:], start=1):
-        sums = np.zeros(hi - lo + 1, dtype=np.int64)
-        np.cumsum(size[lo:hi], out=sums[1:])
-        up = parent[lo:hi]
-        preorder[lo:hi] = preorder[up] + 1 + sums[:-1] - sums[first_child[up] - lo]
-        depth[lo:hi] = level
+    tree_loops.preorder_and_depth(tree.node_first_child, tree.node_num_children, size, preorder,
+                                  depth)
     decisions = np.flatnonzero(tree.node_kind == DECISION)
     infoset = tree.node_infoset[decisions]
     decisions = decisions[np.lexsort((preorder[decisions], infoset))]
     infoset = tree.node_infoset[decisions]
     pair = infoset[1:] == infoset[:-1]
     u, v = decisions[:-1][pair], decisions[1:][pair]
-    while True:  # climb to the common ancestors, the deeper node first
-        apart = np.flatnonzero(u != v)
-        if apart.shape[0] == 0:
-            break
-        du, dv = depth[u[apart]], depth[v[apart]]
-        u[apart] = np.where(du >= dv, parent[u[apart]], u[apart])
-        v[apart] = np.where(dv >= du, parent[v[apart]], v[apart])
+    tree_loops.common_ancestors(tree.node_parent, depth, u, v)
     once = np.ones(tree.infoset_player.shape[0], dtype=np.bool_)
     once[infoset[1:][pair][tree.node_kind[u] == DECISION]] = False
     return once
