@@ -135,9 +135,9 @@ def test_hand_made_utilities_beyond_the_limit_are_refused():
     assert scaled.zero_sum
 
 
-def test_only_trees_already_checked_skip_the_check(monkeypatch):
-    """compile_game's, the loader's and a copy's trees are not checked again (a check costs
-    about as much as a load); every other tree is."""
+def test_only_trees_already_checked_skip_the_check(monkeypatch, tmp_path):
+    """compile_game's and a copy's trees are not checked again (a check costs about as much
+    as a load); every other tree is, a loaded file's included."""
     calls = []
     real = layout.tree_problem
     monkeypatch.setattr(layout, "tree_problem", lambda *a: calls.append(1) or real(*a))
@@ -146,9 +146,11 @@ def test_only_trees_already_checked_skip_the_check(monkeypatch):
     assert calls == [] and copied.tree is compiled.tree
     dataclasses.replace(compiled)  # the same arrays, but not vouched for: checked
     assert calls == [1]
+    cfrkit.load_compiled(compiled.save(tmp_path / "k.npz"))
+    assert calls == [1, 1]
     # a trusted construction that fails leaves no trust behind on the thread
     with pytest.raises(ValueError, match="infoset keys repeat"):
         layout._checked_game(type(compiled), compiled.game, compiled.tree,
                             ("x",) * compiled.num_infosets, compiled.infoset_actions)
     dataclasses.replace(compiled)
-    assert calls == [1, 1]
+    assert calls == [1, 1, 1]

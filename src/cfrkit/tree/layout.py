@@ -487,8 +487,8 @@ _vouched = threading.local()
 def _checked_game(cls: type[CompiledGame], game: Game, tree: GameTree, keys: Sequence[str],
                   actions: Sequence[tuple]) -> CompiledGame:
     """``cls(game, tree, keys, actions)`` for a ``tree`` known to pass :func:`.tree_problem`
-    (laid out by :func:`flatten`, checked by the file loader, or another game's): the
-    constructor skips checking it again, which costs about as much as a load."""
+    (laid out by :func:`flatten`, or another game's): the constructor skips checking it, which
+    costs about as much as loading the tree from a file."""
     _vouched.tree = tree
     try:
         return cls(game=game, tree=tree, infoset_keys=keys, infoset_actions=actions)

@@ -53,10 +53,7 @@ from .._files import file_in_the_way, replacing
 from .._npz import DAMAGED_ZIP, load_npz, other_kind
 from .._text import short_repr
 from ..game import FixedAttributes, Game, GameError, History
-from .check import tree_problem
-from .layout import (
-    TREE_SCHEMA, CompiledGame, GameTree, _checked_game, schema_mismatch, tree_sizes,
-)
+from .layout import TREE_SCHEMA, CompiledGame, GameTree
 from .walk import _exception_text
 
 __all__ = [
@@ -346,29 +343,16 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
         action_sets = [tuple(_decode_label(v) for v in labels) for labels in metadata["action_sets"]]
     except (ValueError, TypeError, OverflowError) as exc:
         raise CompiledFileError(f"{name}: bad action labels ({exc})") from None
-    tree_arrays = {field: arrays[f"tree/{field}"] for field in TREE_SCHEMA}
-    sizes = tree_sizes(tree_arrays, num_players, num_action_slots, len(keys))
-    problem = schema_mismatch(tree_arrays, sizes)
-    if problem is not None:
-        raise CompiledFileError(f"{name}: {problem}")
-    tree_arrays = {field: np.ascontiguousarray(array) for field, array in tree_arrays.items()}
     index = arrays[_ACTION_SET]
     if index.dtype != _INT32 or index.shape != (len(keys),):
         raise CompiledFileError(f"{name}: array {_ACTION_SET!r} has the wrong dtype or shape")
     if index.size and (int(index.min()) < 0 or int(index.max()) >= len(action_sets)):
         raise CompiledFileError(f"{name}: array {_ACTION_SET!r} holds values outside "
                                 f"[0, {len(action_sets)})")
-    problem = tree_problem(tree_arrays, sizes)
-    if problem is not None:
-        raise CompiledFileError(f"{name}: {problem}")
-    sets_per_infoset = [action_sets[i] for i in index.tolist()]
-    lengths = np.fromiter(map(len, sets_per_infoset), dtype=np.int64, count=len(keys))
-    if not np.array_equal(lengths, tree_arrays["infoset_num_actions"]):
-        raise CompiledFileError(f"{name}: action labels do not match 'infoset_num_actions'")
-    if len(set(keys)) != len(keys):
-        raise CompiledFileError(f"{name}: infoset keys repeat")
-
-    for array in tree_arrays.values():
+    sets_per_infoset = tuple(action_sets[i] for i in index.tolist())
+    tree_arrays = {}
+    for field in TREE_SCHEMA:
+        array = tree_arrays[field] = np.ascontiguousarray(arrays[f"tree/{field}"])
         # np.load's arrays are views of arrays of their own: both read-only, so the
         # CompiledGame need not copy them
         while isinstance(array, np.ndarray):
@@ -377,7 +361,10 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     tree = GameTree(num_players=num_players, num_action_slots=num_action_slots, **tree_arrays)
     if game is None:
         game = StoredGame(name, num_players, metadata["game"])
-    compiled = _checked_game(CompiledGame, game, tree, tuple(keys), tuple(sets_per_infoset))
+    try:  # the CompiledGame checks the arrays: their schema, then that they make a tree
+        compiled = CompiledGame(game, tree, tuple(keys), sets_per_infoset)
+    except ValueError as exc:
+        raise CompiledFileError(f"{name}: {str(exc).removeprefix('CompiledGame: ')}") from None
     if compiled.fingerprint != metadata["fingerprint"]:
         raise CompiledFileError(
             f"{name}: its content does not match its fingerprint (the file is damaged or was "
