@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -154,3 +155,26 @@ def test_only_trees_already_checked_skip_the_check(monkeypatch, tmp_path):
                             ("x",) * compiled.num_infosets, compiled.infoset_actions)
     dataclasses.replace(compiled)
     assert calls == [1, 1, 1]
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("num_players", 2.0, "tree.num_players must be an int, got 2.0"),
+    ("num_players", True, "tree.num_players must be an int, got True"),
+    ("num_players", 0, "tree.num_players must be >= 1, got 0"),
+    ("num_action_slots", -1, "tree.num_action_slots must be >= 0, got -1"),
+    ("num_action_slots", "24", "tree.num_action_slots must be an int, got '24'"),
+])
+def test_a_tree_of_bad_sizes_is_refused(field, value, message):
+    # a float count reached np.zeros in the first iterate() as a bare TypeError
+    compiled = compile_game(KuhnPoker())
+    with pytest.raises(ValueError, match="CompiledGame: " + re.escape(message)):
+        _with(compiled, **{field: value})
+
+
+def test_numpy_integer_sizes_become_ints():
+    compiled = compile_game(KuhnPoker())
+    tree = compiled.tree
+    made = _with(compiled, num_players=np.int64(2), num_action_slots=np.int32(tree.num_action_slots))
+    assert type(made.tree.num_players) is int and type(made.tree.num_action_slots) is int
+    assert made.fingerprint == compiled.fingerprint
+    assert cfrkit.CFRPlus(made).iterate(3).iteration == 3

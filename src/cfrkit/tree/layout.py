@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import numbers
 import os
 import threading
 from collections.abc import Hashable, Mapping, Sequence
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from .._text import short_repr
 from ..game import Game, InfoSet
 from .check import previous_own_slots, tree_problem
 from .preorder import narrow_keys, preorder_depths
@@ -205,6 +207,19 @@ class CompiledGame:
         tree = self.tree
         if not isinstance(tree, GameTree):
             raise TypeError(f"CompiledGame: tree must be a GameTree, got {type(tree).__name__}")
+        vouched = getattr(_vouched, "tree", None) is tree  # the tree of a checked game
+        for name, least in (("num_players", 1), ("num_action_slots", 0)):
+            # the kernels size arrays by them: a float or a bool would fail deep inside numpy
+            value = getattr(tree, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+                raise ValueError(f"CompiledGame: tree.{name} must be an int, got "
+                                 f"{short_repr(value)}")
+            if value < least:
+                raise ValueError(f"CompiledGame: tree.{name} must be >= {least}, got {value}")
+        if type(tree.num_players) is not int or type(tree.num_action_slots) is not int:
+            tree = tree._replace(num_players=int(tree.num_players),
+                                 num_action_slots=int(tree.num_action_slots))
+            object.__setattr__(self, "tree", tree)
         arrays = tree._asdict()
         for name in ("infoset_keys", "infoset_actions"):  # a list given would stay changeable
             object.__setattr__(self, name, tuple(getattr(self, name)))
@@ -234,7 +249,7 @@ class CompiledGame:
             for array in fresh.values():
                 array.setflags(write=False)
             object.__setattr__(self, "tree", tree._replace(**fresh))
-        if getattr(_vouched, "tree", None) is not tree:  # else the tree of a checked game
+        if not vouched:
             problem = tree_problem(self.tree._asdict(), sizes)
             if problem is not None:
                 raise ValueError(f"CompiledGame: {problem}")
