@@ -174,7 +174,8 @@ def test_a_tree_of_bad_sizes_is_refused(field, value, message):
 def test_numpy_integer_sizes_become_ints():
     compiled = compile_game(KuhnPoker())
     tree = compiled.tree
-    made = _with(compiled, num_players=np.int64(2), num_action_slots=np.int32(tree.num_action_slots))
+    made = _with(compiled, num_players=np.int64(2),
+                 num_action_slots=np.int32(tree.num_action_slots))
     assert type(made.tree.num_players) is int and type(made.tree.num_action_slots) is int
     assert made.fingerprint == compiled.fingerprint
     assert cfrkit.CFRPlus(made).iterate(3).iteration == 3
