@@ -143,8 +143,9 @@ def test_only_trees_already_checked_skip_the_check(monkeypatch, tmp_path):
     real = layout.tree_problem
     monkeypatch.setattr(layout, "tree_problem", lambda *a: calls.append(1) or real(*a))
     compiled = compile_game(KuhnPoker(players=3))
-    copied = copy.deepcopy(compiled)
-    assert calls == [] and copied.tree is compiled.tree
+    copied, shallow = copy.deepcopy(compiled), copy.copy(compiled)
+    assert calls == [] and copied.tree is compiled.tree and shallow.tree is compiled.tree
+    assert shallow is not compiled and shallow.game is compiled.game
     dataclasses.replace(compiled)  # the same arrays, but not vouched for: checked
     assert calls == [1]
     cfrkit.load_compiled(compiled.save(tmp_path / "k.npz"))

@@ -264,11 +264,16 @@ class CompiledGame:
         # copies and pickles are made again by __init__: read-only arrays, a cache of their own
         return type(self), (self.game, self.tree, self.infoset_keys, self.infoset_actions)
 
+    def __copy__(self) -> CompiledGame:
+        # the same tree, already checked: a cache of its own, no second check
+        return _checked_game(type(self), self.game, self.tree, self.infoset_keys,
+                             self.infoset_actions)
+
     def __deepcopy__(self, memo: dict) -> CompiledGame:
         # the tree and the names cannot change: shared, not copied (a copy of a game of millions
         # of nodes would double its memory); the game can, and is copied
         return _checked_game(type(self), copy.deepcopy(self.game, memo), self.tree,
-                            self.infoset_keys, self.infoset_actions)
+                             self.infoset_keys, self.infoset_actions)
 
     @property
     def num_players(self) -> int:
