@@ -137,9 +137,10 @@ def _slots_problem(t: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> str
         return "the chance nodes' outcome slots are not laid out one after another"
     if len(chance):
         # compile_game's test is an exact sum (math.fsum) within PROB_TOLERANCE; numpy's
-        # rounded sum may differ from it by a few units in the last place
+        # rounded sum of m terms at most 1 is within m units in the last place of it
         totals = np.add.reduceat(t["chance_prob"], chance_slot - a)
-        if np.any(np.abs(totals - 1.0) > PROB_TOLERANCE + 1e-12):
+        slack = PROB_TOLERANCE + outcomes * np.finfo(np.float64).eps
+        if np.any(np.abs(totals - 1.0) > slack):
             return "a chance node's probabilities do not sum to 1"
     return None
 
