@@ -352,9 +352,9 @@ def _assemble(name: str, metadata: dict, arrays: dict, game: Game | None) -> Com
     sets_per_infoset = tuple(action_sets[i] for i in index.tolist())
     tree_arrays = {}
     for field in TREE_SCHEMA:
-        array = tree_arrays[field] = np.ascontiguousarray(arrays[f"tree/{field}"])
+        array = tree_arrays[field] = arrays[f"tree/{field}"]
         # np.load's arrays are views of arrays of their own: both read-only, so the
-        # CompiledGame need not copy them
+        # CompiledGame need not copy them (it copies any that is not C-contiguous)
         while isinstance(array, np.ndarray):
             array.setflags(write=False)
             array = array.base
