@@ -30,8 +30,8 @@ machine whose cores are not free. cfrkit sets ``OMP_WAIT_POLICY=PASSIVE`` unless
 ``t`` = 1 and 2 (GAME must have at least ``EVALUATION_MIN_NODES`` nodes for 2 to differ).
 
 Games are cfrkit's built-ins (``kuhn``, ``kuhn3``, ``leduc``), ``chain`` (120,000 levels of one
-action, then a choice: a best-response wave per level, the case ``_threads.MIN_PARALLEL_WAVE``
-is for) or OpenSpiel game strings (``pip install open_spiel``).
+action, then a choice: a best-response wave per level, the case
+``_threads.parallel_wave_size`` is for) or OpenSpiel game strings (``pip install open_spiel``).
 """
 
 from __future__ import annotations
@@ -249,6 +249,9 @@ def run(args) -> None:
           f"PARALLEL_MIN_NODES={_threads.PARALLEL_MIN_NODES:,}, "
           f"EVALUATION_MIN_NODES={_threads.EVALUATION_MIN_NODES:,}, "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
+    print(f"best-response waves run in parallel from {_threads.parallel_wave_size(2):,} units "
+          f"(measured: {_threads.UNIT_SECONDS * 1e9:g} ns a unit, against what an empty "
+          f"parallel loop costs)")
     print(f"load average before: {load_average()}; {args.busy} spinning processes")
     print(f"medians of {args.repeats} interleaved turns; ms per iteration (per NashConv)")
     print()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import numba
 import numpy as np
@@ -238,9 +239,10 @@ def chain() -> SpecGame:
     return SpecGame(node, name="chain")
 
 
-@pytest.mark.parametrize("min_wave", [0, 512])
+@pytest.mark.parametrize("min_wave", [0, None])
 def test_a_deep_narrow_game(monkeypatch, min_wave):
-    """A wave per level: every wave in parallel, or all of them in one call on one thread."""
+    """A wave per level: every wave in parallel, or (the measured size, at least 512) all of
+    them in one call on one thread."""
     monkeypatch.setattr(_threads, "EVALUATION_MIN_NODES", 0)
     monkeypatch.setattr(_threads, "MIN_PARALLEL_WAVE", min_wave)
     compiled = cfrkit.compile_game(chain())
@@ -250,6 +252,40 @@ def test_a_deep_narrow_game(monkeypatch, min_wave):
     # player 0 gains 1.5 by taking "a" (1 instead of the uniform mix's -0.5); player 1 nothing
     assert cfrkit.nash_conv(compiled, policy, threads=TWO) == 1.5
     assert cfrkit.best_response(compiled, policy, 0, threads=TWO).policy[str(DEPTH)] == "a"
+
+
+def test_wave_size_is_the_loop_cost_in_units(monkeypatch):
+    """The measured wave size: the median time of an empty parallel loop over
+    ``UNIT_SECONDS``, within the bounds, measured once per thread count; a set
+    ``MIN_PARALLEL_WAVE`` wins."""
+    monkeypatch.setattr(_threads, "_wave_sizes", {})
+    calls = []
+
+    def slow_start(counter):  # a loop that takes 2 ms, but 40 ms once (not the median)
+        calls.append(int(counter[1]))
+        time.sleep(0.04 if len(calls) == 3 else 0.002)
+
+    monkeypatch.setattr(_threads, "start_workers", slow_start)
+    monkeypatch.setattr(_threads, "UNIT_SECONDS", 1e-6)
+    size = _threads.parallel_wave_size(TWO)
+    assert 2_000 <= size < 10_000  # 2 ms in microsecond units (the sleep may overrun)
+    assert calls == [TWO] * (1 + _threads._LAUNCHES)  # a first call, then the timed ones
+    assert _threads.parallel_wave_size(TWO) == size and len(calls) == 1 + _threads._LAUNCHES
+    monkeypatch.setattr(_threads, "_wave_sizes", {})
+    monkeypatch.setattr(_threads, "UNIT_SECONDS", 1.0)  # the loop costs less than a unit
+    assert _threads.parallel_wave_size(TWO) == _threads.WAVE_SIZE_BOUNDS[0]
+    monkeypatch.setattr(_threads, "_wave_sizes", {})
+    monkeypatch.setattr(_threads, "UNIT_SECONDS", 1e-12)
+    assert _threads.parallel_wave_size(TWO) == _threads.WAVE_SIZE_BOUNDS[1]
+    monkeypatch.setattr(_threads, "MIN_PARALLEL_WAVE", 7)
+    assert _threads.parallel_wave_size(TWO) == 7
+
+
+def test_wave_size_measured_on_the_real_loop(monkeypatch):
+    monkeypatch.setattr(_threads, "_wave_sizes", {})
+    low, high = _threads.WAVE_SIZE_BOUNDS
+    assert low <= _threads.parallel_wave_size(TWO) <= high
+    assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS  # restored
 
 
 def test_concurrent_trainers(parallel_everywhere):

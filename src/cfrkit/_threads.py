@@ -13,17 +13,20 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Iterator
 
 import numba
 import numpy as np
+
+from ._kernels.parallel import start_workers
 
 from ._numbers import integer_value
 from ._text import short_repr
 
 __all__ = [
     "EVALUATION_MIN_NODES", "MIN_PARALLEL_WAVE", "PARALLEL_MIN_NODES", "check_threads",
-    "parallel_threads", "running", "workers",
+    "parallel_threads", "parallel_wave_size", "running", "workers",
 ]
 
 #: Games with fewer nodes than this run the serial full passes whatever ``threads`` says
@@ -35,8 +38,17 @@ EVALUATION_MIN_NODES = 100_000
 #: Best-response waves of fewer units run on the calling thread, even in the parallel kernel: a
 #: parallel loop costs microseconds to start, and a deep, narrow game has a wave per level
 #: (``benchmarks/threads.py --games chain``, 120,000 levels: NashConv 3.8-4.6 s on two threads
-#: when every wave ran in parallel; 8.4 ms now, against 6.6 ms on one).
-MIN_PARALLEL_WAVE = 512
+#: when every wave ran in parallel; 8.4 ms now, against 6.6 ms on one). ``None``: the size
+#: :func:`parallel_wave_size` measures; an int fixes it (the tests force waves either way).
+MIN_PARALLEL_WAVE: int | None = None
+#: The measured size's bounds: the floor is the size fixed before it was measured.
+WAVE_SIZE_BOUNDS = (512, 65_536)
+#: About what a best-response unit costs on one thread: 7-20 ns in the big waves of liar's dice
+#: and five-player Kuhn poker. A wave goes parallel when its serial work is about twice what
+#: starting the loop costs, so that the second thread saves more than it costs.
+UNIT_SECONDS = 5e-9
+_LAUNCHES = 9  # parallel loops timed for the measurement (the median counts)
+_wave_sizes: dict[int, int] = {}
 
 
 def check_threads(threads: object, name: str = "threads") -> int | None:
@@ -114,3 +126,38 @@ def running(count: int) -> Iterator[None]:
             yield
         finally:
             numba.set_num_threads(previous)
+
+
+def parallel_wave_size(count: int) -> int:
+    """The fewest units a best-response wave needs to run on ``count`` threads
+    (:data:`MIN_PARALLEL_WAVE` if set).
+
+    What a parallel loop costs to start and join depends on the machine far more than the
+    units do: 1.5 us with spinning idle threads, 50 us with sleeping ones (``OMP_WAIT_POLICY``
+    ``PASSIVE``, which cfrkit sets) on one 2-core virtual machine, where a fixed 512 units made
+    five-player Kuhn poker's best responses slower on two threads than on one. So the cost is
+    timed, once per process and thread count, on an empty parallel loop (:data:`_LAUNCHES`
+    runs, about half a millisecond), and converted into units of :data:`UNIT_SECONDS`, within
+    :data:`WAVE_SIZE_BOUNDS`. A unit is computed the same way on any thread, so the size
+    changes the speed only, never a result.
+    """
+    if MIN_PARALLEL_WAVE is not None:
+        return MIN_PARALLEL_WAVE
+    size = _wave_sizes.get(count)
+    if size is None:
+        size = _wave_sizes[count] = _measured_wave_size(count)
+    return size
+
+
+def _measured_wave_size(count: int) -> int:
+    counter = workers(count)
+    seconds = []
+    with running(count):
+        start_workers(counter)  # the first call starts the threads (and loads the kernel)
+        for _ in range(_LAUNCHES):
+            start = time.perf_counter()
+            start_workers(counter)
+            seconds.append(time.perf_counter() - start)
+    launch = sorted(seconds)[_LAUNCHES // 2]
+    low, high = WAVE_SIZE_BOUNDS
+    return int(min(max(launch / UNIT_SECONDS, low), high))

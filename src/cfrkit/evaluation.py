@@ -268,10 +268,11 @@ def _best_response_value(
     reach = np.empty(compiled.num_nodes)
     if count > 1:
         units, wave_start = _response_waves(compiled, player)
+        min_wave = _threads.parallel_wave_size(count)
         with _threads.running(count):
             br_value = _parallel.best_response_value_parallel(
                 tree, parallel_layout(compiled), _threads.workers(count), probs, player,
-                units, wave_start, _threads.MIN_PARALLEL_WAVE, reach, value, choice,
+                units, wave_start, min_wave, reach, value, choice,
             )
     else:
         order, used = _response_order(compiled, player)

@@ -305,3 +305,11 @@ def _wave_units(tree, probs, units, lo, hi, reach, value, choice) -> None:
 
 
 _PIECES = 64  # a best-response wave is shared out in up to this many pieces
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def start_workers(counter: np.ndarray) -> None:
+    """A parallel loop with no work (each worker takes one task): what starting and joining the
+    workers costs, which ``_threads.parallel_wave_size`` times."""
+    for _ in prange(counter[1]):
+        take_task(counter)
