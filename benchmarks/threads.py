@@ -1,7 +1,7 @@
 """Threads: full-pass CFR and exact evaluation on 1 and 2 threads, side by side.
 
-For each game and trainer (VanillaCFR, CFRPlus), three trainers advance in turn, the same
-number of iterations per turn, repeated (medians of the repeats are printed):
+For each game and trainer (VanillaCFR, CFRPlus), three trainers advance in turn, each by
+about ``--seconds`` of iterations per turn, repeated (medians of the repeats are printed):
 
 * ``threads=1``: the serial kernel;
 * ``threads=2``: what a user gets (the serial kernel below ``PARALLEL_MIN_NODES`` nodes,
@@ -20,6 +20,7 @@ and the figures mean little. Measures; never asserts.
     python benchmarks/threads.py --cold liars_dice(dice_sides=5)   # first-use compile times
     python benchmarks/threads.py --games liars_dice --busy 1          # another process busy
     python benchmarks/threads.py --games chain                        # a deep, narrow game
+    python benchmarks/threads.py --games liars_dice --wave-sizes 512,2048,8192   # fixed sizes
 
 ``--busy N`` keeps N other processes spinning for the whole run, to see what threads do on a
 machine whose cores are not free. cfrkit sets ``OMP_WAIT_POLICY=PASSIVE`` unless it is set;
@@ -144,11 +145,13 @@ def measure(compiled, cls, seconds: float, repeats: int) -> list[float]:
     ]
     for trainer, force in runs:  # compile (or load) the kernels, warm the caches
         (forced if force else (lambda c: c()))(lambda: trainer.iterate(1))
-    n = batch_size(runs[0][0], seconds)
+    # each its own batch: the forced parallel kernel can take 400x a small game's serial pass
+    sizes = [(forced if force else (lambda c: c()))(lambda t=trainer: batch_size(t, seconds))
+             for trainer, force in runs]
     times = [[] for _ in runs]
     for _ in range(repeats):
-        for k, (trainer, force) in enumerate(runs):
-            call = (lambda t=trainer: t.iterate(n))
+        for k, ((trainer, force), n) in enumerate(zip(runs, sizes)):
+            call = (lambda t=trainer, n=n: t.iterate(n))
             times[k].append(timed((lambda: forced(call)) if force else call) / n)
     return [statistics.median(t) for t in times]
 
@@ -161,11 +164,31 @@ def measure_nash_conv(compiled, policy, repeats: int) -> list[float]:
     ]
     for call in variants:
         call()
-    inner = max(1, int(0.05 / max(timed(variants[0]), 1e-9)))
+    inner = [max(1, int(0.05 / max(timed(call), 1e-9))) for call in variants]
     times = [[] for _ in variants]
     for _ in range(repeats):
-        for k, call in enumerate(variants):
-            times[k].append(timed(lambda: [call() for _ in range(inner)]) / inner)
+        for k, (call, n) in enumerate(zip(variants, inner)):
+            times[k].append(timed(lambda: [call() for _ in range(n)]) / n)
+    return [statistics.median(t) for t in times]
+
+
+def measure_wave_sizes(compiled, policy, sizes, seconds: float, repeats: int) -> list[float]:
+    """Seconds per NashConv on one thread, then on two with each fixed best-response wave size
+    (``_threads.MIN_PARALLEL_WAVE``): turns of about ``seconds`` of calls, interleaved."""
+    variants = [(1, None)] + [(2, size) for size in sizes]
+    times = [[] for _ in variants]
+    saved = _threads.MIN_PARALLEL_WAVE
+    try:
+        for _ in range(repeats):
+            for k, (threads, size) in enumerate(variants):
+                _threads.MIN_PARALLEL_WAVE = size
+                calls, start = 0, time.perf_counter()
+                while time.perf_counter() - start < seconds:
+                    cfrkit.nash_conv(compiled, policy, threads=threads)
+                    calls += 1
+                times[k].append((time.perf_counter() - start) / calls)
+    finally:
+        _threads.MIN_PARALLEL_WAVE = saved
     return [statistics.median(t) for t in times]
 
 
@@ -223,6 +246,9 @@ def main(argv=None) -> None:
     parser.add_argument("--seconds", type=float, default=0.3, help="time per turn (default 0.3)")
     parser.add_argument("--repeats", type=int, default=5, help="turns per trainer (default 5)")
     parser.add_argument("--cold", metavar="GAME", help="time first-use compilation instead")
+    parser.add_argument("--wave-sizes", metavar="N,N,...",
+                        help="also NashConv with these fixed best-response wave sizes (rows "
+                             "'wave N': one thread, then two)")
     parser.add_argument("--busy", type=int, default=0,
                         help="other processes to keep spinning meanwhile (default 0)")
     args = parser.parse_args(argv)
@@ -268,6 +294,12 @@ def run(args) -> None:
                 policy = cls(compiled, threads=1).iterate(10).average_policy()
         one, two, par = measure_nash_conv(compiled, policy, args.repeats)
         row(name, compiled, "NashConv", one, two, par)
+        if args.wave_sizes:
+            sizes = [int(size) for size in args.wave_sizes.split(",")]
+            one, *fixed = measure_wave_sizes(compiled, policy, sizes, args.seconds, args.repeats)
+            for size, two in zip(sizes, fixed):
+                print(f"{'':<36}{'wave ' + format(size, ','):<11}{one * 1e3:>10.4g}"
+                      f"{two * 1e3:>10.4g}{one / two:>8.2f}", flush=True)
     print()
     print(f"load average after: {load_average()}")
 
