@@ -38,7 +38,7 @@ EVALUATION_MIN_NODES = 100_000
 #: Best-response waves of fewer units run on the calling thread, even in the parallel kernel: a
 #: parallel loop costs microseconds to start, and a deep, narrow game has a wave per level
 #: (``benchmarks/threads.py --games chain``, 120,000 levels: NashConv 3.8-4.6 s on two threads
-#: when every wave ran in parallel; 8.4 ms now, against 6.6 ms on one). ``None``: the size
+#: when every wave ran in parallel; 3.8 ms now, against 3.2 ms on one). ``None``: the size
 #: :func:`parallel_wave_size` measures; an int fixes it (the tests force waves either way).
 MIN_PARALLEL_WAVE: int | None = None
 #: The measured size's bounds: the floor is the size fixed before it was measured.
@@ -133,11 +133,11 @@ def parallel_wave_size(count: int) -> int:
     (:data:`MIN_PARALLEL_WAVE` if set).
 
     What a parallel loop costs to start and join depends on the machine far more than the
-    units do: 1.5 us with spinning idle threads, 50 us with sleeping ones (``OMP_WAIT_POLICY``
+    units do: 1.5 us with spinning idle threads, 9-60 us with sleeping ones (``OMP_WAIT_POLICY``
     ``PASSIVE``, which cfrkit sets) on one 2-core virtual machine, where a fixed 512 units made
-    five-player Kuhn poker's best responses slower on two threads than on one. So the cost is
+    five-player Kuhn poker's NashConv slower on two threads than on one (0.89x). So the cost is
     timed, once per process and thread count, on an empty parallel loop (:data:`_LAUNCHES`
-    runs, about half a millisecond), and converted into units of :data:`UNIT_SECONDS`, within
+    runs, under a millisecond), and converted into units of :data:`UNIT_SECONDS`, within
     :data:`WAVE_SIZE_BOUNDS`. A unit is computed the same way on any thread, so the size
     changes the speed only, never a result.
     """
