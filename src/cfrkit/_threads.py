@@ -20,7 +20,6 @@ import numba
 import numpy as np
 
 from ._kernels.parallel import start_workers
-
 from ._numbers import integer_value
 from ._text import short_repr
 
