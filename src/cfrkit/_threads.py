@@ -1,11 +1,13 @@
 """Thread counts for the parallel kernels (``_kernels/parallel.py``): validation, the choice
-between the serial and the parallel kernel, and numba's per-thread setting around a call.
+between the serial and the parallel kernel, the smallest best-response wave worth a parallel
+loop, and numba's per-thread setting around a call.
 
-The parallel kernels give the serial kernels' results bit for bit, so the choice is about speed
-alone: a game below :data:`PARALLEL_MIN_NODES` nodes (:data:`EVALUATION_MIN_NODES` for the
-evaluation kernels), or one thread, runs the serial kernel
-(the parallel one pays a few microseconds per parallel loop and per thread, which a small game's
-whole pass does not cover; OpenMP made small games slower in the 2018 C++ report too).
+The parallel kernels give the serial kernels' results bit for bit, so the choices are about
+speed alone: a game below :data:`PARALLEL_MIN_NODES` nodes (:data:`EVALUATION_MIN_NODES` for
+the evaluation kernels), or one thread, runs the serial kernel (the parallel one pays from a
+microsecond to tens of them per parallel loop, which a small game's whole pass does not cover;
+OpenMP made small games slower in the 2018 C++ report too), and a best-response wave too small
+for that cost runs on the calling thread (:func:`parallel_wave_size`).
 """
 
 from __future__ import annotations
