@@ -275,9 +275,9 @@ def run(args) -> None:
           f"PARALLEL_MIN_NODES={_threads.PARALLEL_MIN_NODES:,}, "
           f"EVALUATION_MIN_NODES={_threads.EVALUATION_MIN_NODES:,}, "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
-    print(f"best-response waves run in parallel from {_threads.parallel_wave_size(2):,} units "
-          f"(measured: {_threads.UNIT_SECONDS * 1e9:g} ns a unit, against what an empty "
-          f"parallel loop costs)")
+    print(f"an empty parallel loop on 2 threads: {_threads.parallel_loop_seconds(2) * 1e6:.1f} us"
+          f", so best-response waves run in parallel from {_threads.parallel_wave_size(2):,} "
+          f"units ({_threads.UNIT_SECONDS * 1e9:g} ns a unit)")
     print(f"load average before: {load_average()}; {args.busy} spinning processes")
     print(f"medians of {args.repeats} interleaved turns; ms per iteration (per NashConv)")
     print()

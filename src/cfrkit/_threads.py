@@ -27,7 +27,7 @@ from ._text import short_repr
 
 __all__ = [
     "EVALUATION_MIN_NODES", "MIN_PARALLEL_WAVE", "PARALLEL_MIN_NODES", "check_threads",
-    "parallel_threads", "parallel_wave_size", "running", "workers",
+    "parallel_loop_seconds", "parallel_threads", "parallel_wave_size", "running", "workers",
 ]
 
 #: Games with fewer nodes than this run the serial full passes whatever ``threads`` says
@@ -49,7 +49,7 @@ WAVE_SIZE_BOUNDS = (512, 65_536)
 #: starting the loop costs, so that the second thread saves more than it costs.
 UNIT_SECONDS = 5e-9
 _LAUNCHES = 9  # parallel loops timed for the measurement (the median counts)
-_wave_sizes: dict[int, int] = {}
+_loop_seconds: dict[int, float] = {}  # parallel_loop_seconds, by thread count
 
 
 def check_threads(threads: object, name: str = "threads") -> int | None:
@@ -136,29 +136,30 @@ def parallel_wave_size(count: int) -> int:
     What a parallel loop costs to start and join depends on the machine far more than the
     units do: 1.5 us with spinning idle threads, 9-60 us with sleeping ones (``OMP_WAIT_POLICY``
     ``PASSIVE``, which cfrkit sets) on one 2-core virtual machine, where a fixed 512 units made
-    five-player Kuhn poker's NashConv slower on two threads than on one (0.89x). So the cost is
-    timed, once per process and thread count, on an empty parallel loop (:data:`_LAUNCHES`
-    runs, under a millisecond), and converted into units of :data:`UNIT_SECONDS`, within
+    five-player Kuhn poker's NashConv slower on two threads than on one (0.89x). So the cost
+    (:func:`parallel_loop_seconds`) is converted into units of :data:`UNIT_SECONDS`, within
     :data:`WAVE_SIZE_BOUNDS`. A unit is computed the same way on any thread, so the size
     changes the speed only, never a result.
     """
     if MIN_PARALLEL_WAVE is not None:
         return MIN_PARALLEL_WAVE
-    size = _wave_sizes.get(count)
-    if size is None:
-        size = _wave_sizes[count] = _measured_wave_size(count)
-    return size
-
-
-def _measured_wave_size(count: int) -> int:
-    counter = workers(count)
-    seconds = []
-    with running(count):
-        start_workers(counter)  # the first call starts the threads (and loads the kernel)
-        for _ in range(_LAUNCHES):
-            start = time.perf_counter()
-            start_workers(counter)
-            seconds.append(time.perf_counter() - start)
-    launch = sorted(seconds)[_LAUNCHES // 2]
     low, high = WAVE_SIZE_BOUNDS
-    return int(min(max(launch / UNIT_SECONDS, low), high))
+    return int(min(max(parallel_loop_seconds(count) / UNIT_SECONDS, low), high))
+
+
+def parallel_loop_seconds(count: int) -> float:
+    """What starting and joining a parallel loop on ``count`` threads costs here: the median
+    of :data:`_LAUNCHES` runs of an empty one, after a first that starts the threads; timed
+    once per process and thread count (under a millisecond)."""
+    seconds = _loop_seconds.get(count)
+    if seconds is None:
+        counter = workers(count)
+        runs = []
+        with running(count):
+            start_workers(counter)  # the first call starts the threads (and loads the kernel)
+            for _ in range(_LAUNCHES):
+                start = time.perf_counter()
+                start_workers(counter)
+                runs.append(time.perf_counter() - start)
+        seconds = _loop_seconds[count] = sorted(runs)[_LAUNCHES // 2]
+    return seconds
