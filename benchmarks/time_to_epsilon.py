@@ -58,7 +58,7 @@ matching amplifies rounding (cfrkit's DiscountedCFR and LiteEFG's DCFR agree to 
 iterations and differ by 1e-3 relative at 100), so their crossings of 1e-5 can lie far apart.
 LiteEFG's CFR+ and PCFR+ also average differently (see ``peers.py``).
 
-    python benchmarks/time_to_epsilon.py                  # Kuhn, Leduc, 3p Kuhn: ~27 minutes
+    python benchmarks/time_to_epsilon.py                  # Kuhn, Leduc, 3p Kuhn: ~25 minutes
     python benchmarks/time_to_epsilon.py --no-sampled     # without MCCFR: ~15 minutes
     python benchmarks/time_to_epsilon.py --quick          # --cap 10 --repeats 3: ~5 minutes
     python benchmarks/time_to_epsilon.py --games leduc --peers liteefg --json leduc.json
