@@ -46,6 +46,7 @@ import numba
 
 import cfrkit
 from cfrkit.openspiel import from_openspiel
+from threads import load_average
 
 # per game and scheme, a target the plain trainer meets in seconds on one core
 TARGETS = {
@@ -57,11 +58,6 @@ TARGETS = {
 }
 SCHEMES = {"external": cfrkit.ExternalSamplingCFR, "outcome": cfrkit.OutcomeSamplingCFR,
            "chance": cfrkit.ChanceSampledCFR}
-
-
-def load_average() -> str:
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
 
 
 def shapes_of(text: str) -> list[tuple[int, int]]:

@@ -38,6 +38,7 @@ action, then a choice: a best-response wave per level, the case
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -255,10 +256,17 @@ def main(argv=None) -> None:
     if args.cold:
         cold(args.cold, args.repeats)
         return
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                for _ in range(args.busy)]
-    try:
+    with spinning(args.busy):
         run(args)
+
+
+@contextlib.contextmanager
+def spinning(count: int):
+    """``count`` other Python processes kept spinning on the cores while the block runs."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(count)]
+    try:
+        yield
     finally:
         for spinner in spinners:
             spinner.kill()

@@ -25,6 +25,8 @@ import os
 import subprocess
 import sys
 
+from threads import load_average, spinning
+
 PROBE = r"""
 import json, statistics, sys, time
 import cfrkit
@@ -77,12 +79,10 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     settings = POLICIES + [(f"GOMP_SPINCOUNT={n}", "", n.strip())
                            for n in args.spin_counts.split(",") if n.strip()]
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                for _ in range(args.busy)]
-    try:
+    with spinning(args.busy):
         print(f"{args.game}: VanillaCFR ms per iteration and NashConv ms, each setting in a "
               f"process of its own; {args.busy} spinning processes; load average before: "
-              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+              f"{load_average()}")
         print(f"{'wait policy':<28}{'1 thread':>10}{'2 threads':>10}{'speedup':>9}"
               f"{'NashConv 1':>12}{'NashConv 2':>12}{'speedup':>9}")
         for label, policy, spin_count in settings:
@@ -91,11 +91,7 @@ def main(argv=None) -> None:
             print(f"{label:<28}{pass1 * 1e3:>10.3f}{pass2 * 1e3:>10.3f}{pass1 / pass2:>8.2f}x"
                   f"{check1 * 1e3:>12.3f}{check2 * 1e3:>12.3f}{check1 / check2:>8.2f}x",
                   flush=True)
-        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    finally:
-        for spinner in spinners:
-            spinner.kill()
-            spinner.wait()
+        print(f"load average after: {load_average()}")
 
 
 if __name__ == "__main__":
