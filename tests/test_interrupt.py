@@ -62,6 +62,9 @@ def test_ctrl_c_during_iterate(make):
 
 def test_ctrl_c_during_solve():
     trainer = cfrkit.VanillaCFR(LeducPoker()).iterate(1)
+    # solve's checks need the evaluation kernels: load (or, with an empty numba cache, compile)
+    # them first, so that the second below times the answer to Ctrl-C, not a compilation
+    cfrkit.nash_conv(trainer.game, trainer.average_policy())
     sent = interrupt_after(0.5)
     with pytest.raises(KeyboardInterrupt):
         trainer.solve(target_nash_conv=1e-9, progress=False)

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import numba
 import numpy as np
 
-from ._kernels.parallel import start_workers
+from ._kernels.parallel import spin_rounds, start_workers
 from ._numbers import integer_value
 from ._text import short_repr
 
@@ -49,6 +49,15 @@ WAVE_SIZE_BOUNDS = (512, 65_536)
 #: starting the loop costs, so that the second thread saves more than it costs.
 UNIT_SECONDS = 5e-9
 _LAUNCHES = 9  # parallel loops timed for the measurement (the median counts)
+#: How long a thread of the full passes' parallel loop spins for the next phase before it
+#: leaves the rest of the call to the other threads. Waits on a machine of one's own are the
+#: serial parts and the last task of a phase, tens of microseconds; a longer one means a thread
+#: holding a task lost its core to another process, and a thread that keeps spinning then
+#: holds a core that one needs (two threads ran 0.51x of one with another process busy on a
+#: 2-core machine, against 0.66x with the threads sleeping; benchmarks/wait_policy.py --busy 1).
+WAIT_SECONDS = 1e-3
+_CALIBRATION_ROUNDS = 20_000
+_wait_rounds: int | None = None
 _loop_seconds: dict[int, float] = {}  # parallel_loop_seconds, by thread count
 
 
@@ -95,8 +104,28 @@ def _forked_openmp() -> bool:
 
 
 def workers(count: int) -> np.ndarray:
-    """The parallel kernels' ``counter`` argument: a task counter (0) and the thread count."""
-    return np.array([0, count], dtype=np.int64)
+    """The parallel kernels' ``counter`` argument: a task counter (or the phased loops' shared
+    word), the thread count, the phased loops' count of finished tasks, and how many rounds a
+    waiting thread of theirs spins (:func:`wait_rounds`)."""
+    return np.array([0, count, 0, wait_rounds()], dtype=np.int64)
+
+
+def wait_rounds() -> int:
+    """Spin rounds (an atomic read and a pause instruction each) that last about
+    :data:`WAIT_SECONDS` here: timed once per process (a few milliseconds), since a pause
+    takes from a few cycles to a hundred and more, by processor."""
+    global _wait_rounds
+    if _wait_rounds is None:
+        counter = np.zeros(4, dtype=np.int64)
+        spin_rounds(counter, 1)  # loads the kernel
+        runs = []
+        for _ in range(3):
+            start = time.perf_counter()
+            spin_rounds(counter, _CALIBRATION_ROUNDS)
+            runs.append(time.perf_counter() - start)
+        per_round = max(sorted(runs)[1] / _CALIBRATION_ROUNDS, 1e-10)
+        _wait_rounds = max(int(WAIT_SECONDS / per_round), 1000)
+    return _wait_rounds
 
 
 # numba's workqueue threading layer (what numba falls back to without OpenMP or TBB) aborts the

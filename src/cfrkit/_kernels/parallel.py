@@ -29,6 +29,20 @@ another process would hold the whole loop back by its block; this way it holds i
 task. The counter is the caller's (``_threads.workers``), as is the thread count: numba's own
 count cannot be read from a cached kernel.
 
+The full passes run a whole call -- every pass, sum and update of a block of iterations -- in
+*one* parallel loop, as a sequence of *phases* (a pass's tasks, a player's chunks), because
+starting a loop costs a thread wake-up (40-50 us with sleeping idle threads on a 2-core virtual
+machine), and a two-player iteration had four loops (0.2 ms of liar's dice's 1.3 ms). The
+workers share one word, ``phase << PHASE_SHIFT | next task``, and take tasks by an atomic
+increment of it (the phase comes back with the task, so no worker takes a task of a phase that
+has closed). The worker that finishes a phase's last task runs the serial parts (the top, the
+own reaches) and opens the next phase by writing the word; a worker that finds no task left
+spins until then. So no worker ever waits for one that holds no task: workers run in turn by a
+single thread (OpenMP inside another parallel region, TBB) still finish, and a worker that has
+spun ``counter[3]`` rounds (about a millisecond: on a machine of one's own, waits are tens of
+microseconds) leaves the call to the others, which frees its core when another process took
+the core of the thread it waits for.
+
 Best responses go by *waves* of the serial kernel's units (a unit's wave is one more than the
 latest wave of the units it reads), the units of a wave in parallel; expected values by the
 tasks, then the top.
@@ -42,7 +56,10 @@ through the bundles they are given, or write plain arrays.
 
 from __future__ import annotations
 
+import platform
+
 import numpy as np
+from llvmlite import ir
 from numba import njit, prange, types, uint64
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -52,21 +69,81 @@ from .drivers import step_order
 from .update import full_update_infoset, take_own_reach
 
 
+def _slot_pointer(context, builder, signature, args):
+    """A pointer to ``counter[index]`` (``args``: the array, the index)."""
+    array = context.make_array(signature.args[0])(context, builder, args[0])
+    return cgutils.get_item_pointer(context, builder, signature.args[0], array, [args[1]])
+
+
+def _int64_array(counter) -> bool:
+    return isinstance(counter, types.Array) and counter.dtype == types.int64
+
+
 @intrinsic
-def take_task(typingctx, counter):
-    """``counter[0] += 1`` atomically, returning the value before (an LLVM ``atomicrmw``;
+def atomic_increment(typingctx, counter, index):
+    """``counter[index] += 1`` atomically, returning the value before (an LLVM ``atomicrmw``;
     numba has no atomic operations on the CPU)."""
-    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+    if not (_int64_array(counter) and isinstance(index, types.Integer)):
         return None
 
     def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, args[0])
-        zero = context.get_constant(types.intp, 0)
-        pointer = cgutils.get_item_pointer(context, builder, signature.args[0], array, [zero])
         one = context.get_constant(types.int64, 1)
-        return builder.atomic_rmw("add", pointer, one, "seq_cst")
+        return builder.atomic_rmw("add", _slot_pointer(context, builder, signature, args), one,
+                                  "seq_cst")
 
-    return types.int64(counter), codegen
+    return types.int64(counter, index), codegen
+
+
+@intrinsic
+def atomic_read(typingctx, counter, index):
+    """``counter[index]``, read atomically: a load the compiler cannot hoist out of a loop."""
+    if not (_int64_array(counter) and isinstance(index, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.load_atomic(_slot_pointer(context, builder, signature, args), "seq_cst", 8)
+
+    return types.int64(counter, index), codegen
+
+
+@intrinsic
+def atomic_write(typingctx, counter, index, value):
+    """``counter[index] = value``, atomically and after every write before it (seq_cst)."""
+    if not (_int64_array(counter) and isinstance(index, types.Integer)
+            and isinstance(value, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        number = context.cast(builder, args[2], signature.args[2], types.int64)
+        builder.store_atomic(number, _slot_pointer(context, builder, signature, args), "seq_cst",
+                             8)
+        return context.get_dummy_value()
+
+    return types.void(counter, index, value), codegen
+
+
+_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
+
+
+@intrinsic
+def spin_pause(typingctx):
+    """The CPU's spin-wait hint (x86 ``pause``: it frees the core's pipeline for its sibling
+    hyperthread and saves power); nothing elsewhere."""
+
+    def codegen(context, builder, signature, args):
+        if _X86:
+            hint = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse2.pause")
+            builder.call(hint, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def take_task(counter) -> int:
+    """``counter[0] += 1`` atomically, returning the value before."""
+    return atomic_increment(counter, 0)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -178,48 +255,163 @@ def parallel_reach(tree, layout, counter, probs, reach, value, player: int, valu
         _values_range(parent, edge_slot, edge_last, probs, value, 1, layout.top_backward_end)
 
 
+#: The phase's place in the phased loops' shared word: ``phase << PHASE_SHIFT | next task``. A
+#: phase is taken from at most its tasks plus one per thread times (a thread finding none left
+#: waits for the next phase), so the low bits never reach the phase's.
+PHASE_SHIFT = 24
+_TASK_MASK = (1 << PHASE_SHIFT) - 1
+
+
 @njit(cache=True, _nrt=False, inline="always")
-def parallel_infosets(tree, layout, counter, state, scratch, player: int, sums, update, dpos,
-                      dneg, weight, lower, predictive) -> None:
-    """Slot sums and/or the update of ``player``'s infosets, chunk by chunk in parallel."""
-    if update:
+def _full_phase(phase, num_players, alternating):
+    """Phase ``phase`` of the full passes: ``(k, player, kind)``, the iteration of the
+    schedule, the player and the kind: 0 the pass, 1 the slot sums (simultaneous passes),
+    2 the update (after the slot sums under alternating ones: neither reads what the other
+    writes for another infoset), -1 no work (a step has two phase
+    numbers, one a pass or sums, the other sums or an update, and some steps use one)."""
+    steps = 2 * num_players
+    k = phase // (2 * steps)
+    step = (phase // 2) % steps
+    second = phase % 2 == 1
+    player, is_pass = step_order(step, num_players, alternating)
+    if not second:
+        return k, player, 0 if is_pass else -1
+    if is_pass:
+        return k, player, -1 if alternating else 1
+    return k, player, 2
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _full_phase_tasks(layout, kind) -> int:
+    """How many tasks a phase of this kind has (-1: a phase without work)."""
+    if kind < 0:
+        return -1
+    if kind == 0:
+        return layout.task_bound.shape[1] - 1
+    return layout.infoset_chunks.shape[1] - 1
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _full_serial(tree, layout, state, scratch, phase, alternating, opening) -> None:
+    """A phase's serial part, before its tasks (``opening``) or after them: the top forward
+    or backward around a pass, the own reaches before an update."""
+    k, player, kind = _full_phase(phase, tree.num_players, alternating)
+    if kind == 0:
+        if opening:
+            scratch.reach[0] = 1.0
+            _forward_range(tree.node_parent, tree.edge_slot, tree.edge_player, state.probs,
+                           scratch.reach, player, 1, layout.top_forward_end)
+        else:
+            _values_range(tree.node_parent, tree.edge_slot, tree.edge_last, state.probs,
+                          scratch.value[player], 1, layout.top_backward_end)
+    elif kind == 2 and opening:
         for infoset in range(tree.player_infoset_start[player],
                              tree.player_infoset_start[player + 1]):
             take_own_reach(tree, state, scratch, infoset)
-    chunks = layout.infoset_chunks[player]
-    count = chunks.shape[0] - 1
-    counter[0] = 0
-    for _ in prange(counter[1]):
-        while True:
-            k = take_task(counter)
-            if k >= count:
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _full_task(tree, layout, state, scratch, schedule, alternating, lower, predictive, phase,
+               task) -> None:
+    """Task ``task`` of phase ``phase``: a pass's subtrees, or a chunk of infosets."""
+    k, player, kind = _full_phase(phase, tree.num_players, alternating)
+    if kind == 0:
+        _task_pass(tree.node_parent, tree.edge_slot, tree.edge_player, tree.edge_last,
+                   layout.task_bound, state.probs, scratch.reach, scratch.value[player], player,
+                   task, True)
+    else:
+        chunks = layout.infoset_chunks
+        p = uint64(player)
+        t = uint64(task)
+        _infoset_chunk(tree, state, scratch, player, chunks[p, t], chunks[p, t + uint64(1)],
+                       kind == 1 or alternating, kind == 2, schedule[0, k], schedule[1, k], schedule[2, k], lower,
+                       predictive)
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _full_open_next(tree, layout, counter, state, scratch, schedule, alternating,
+                    finished) -> None:
+    """After phase ``finished`` (-1: before the first): its closing serial part, then the next
+    phases' opening parts until one has tasks, which is then opened to the workers (or the
+    end, past the last phase). Run by one thread, the one that finished the last task."""
+    total = schedule.shape[1] * 4 * tree.num_players
+    if finished >= 0:
+        _full_serial(tree, layout, state, scratch, finished, alternating, False)
+    atomic_write(counter, 2, 0)
+    phase = finished + 1
+    while phase < total:
+        k, player, kind = _full_phase(phase, tree.num_players, alternating)
+        tasks = _full_phase_tasks(layout, kind)
+        if tasks >= 0:
+            _full_serial(tree, layout, state, scratch, phase, alternating, True)
+            if tasks > 0:
                 break
-            _infoset_chunk(tree, state, scratch, player, chunks[k], chunks[k + 1], sums, update,
-                           dpos, dneg, weight, lower, predictive)
+            _full_serial(tree, layout, state, scratch, phase, alternating, False)
+        phase += 1
+    atomic_write(counter, 0, phase << PHASE_SHIFT)
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _full_worker(tree, layout, counter, state, scratch, schedule, alternating, lower,
+                 predictive) -> None:
+    """One thread's share of :func:`run_full_parallel`: tasks of the open phase, taken one at
+    a time; the thread finishing a phase's last task runs the serial parts up to the next
+    phase and opens it; a thread finding no task left waits, spinning, for the next phase, and
+    leaves the call if that takes too long (``counter[3]`` rounds)."""
+    total = schedule.shape[1] * 4 * tree.num_players
+    while True:
+        word = atomic_increment(counter, 0)
+        phase = word >> PHASE_SHIFT
+        if phase >= total:
+            return
+        task = word & _TASK_MASK
+        k, player, kind = _full_phase(phase, tree.num_players, alternating)
+        tasks = _full_phase_tasks(layout, kind)
+        if task < tasks:
+            _full_task(tree, layout, state, scratch, schedule, alternating, lower, predictive,
+                       phase, task)
+            if atomic_increment(counter, 2) == tasks - 1:
+                _full_open_next(tree, layout, counter, state, scratch, schedule, alternating,
+                                phase)
+        elif not wait_for_phase_after(counter, phase):
+            return  # waited too long: another thread holds a task and carries on without us
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def wait_for_phase_after(counter, phase) -> bool:
+    """Spin until the shared word's phase has moved past ``phase`` (True), or for at most
+    ``counter[3]`` rounds of a read and a pause (False: the caller leaves the call)."""
+    for _ in range(counter[3]):
+        if atomic_read(counter, 0) >> PHASE_SHIFT != phase:
+            return True
+        spin_pause()
+    return False
+
+
+@njit(cache=True, nogil=True)
+def spin_rounds(counter, rounds: int) -> int:
+    """``rounds`` rounds of :func:`wait_for_phase_after`'s loop that never see a change
+    (``counter[0]`` must stay 0): what ``_threads`` times to size ``counter[3]``."""
+    seen = 0
+    for _ in range(rounds):
+        seen += atomic_read(counter, 0)
+        spin_pause()
+    return seen
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def run_full_parallel(tree, layout, counter, state, scratch, schedule, alternating, lower,
                       predictive) -> int:
     """:func:`.drivers.run_full` on the cores ``numba.set_num_threads`` allows: the same
-    arrays, bit for bit. ``counter`` (int64[2]): the call's own task counter (workspace), then
-    the number of threads (numba's own count cannot be read in a cached kernel)."""
-    num_players = tree.num_players
-    for k in range(schedule.shape[1]):
-        for step in range(2 * num_players):
-            player, is_pass = step_order(step, num_players, alternating)
-            dpos, dneg, weight = schedule[0, k], schedule[1, k], schedule[2, k]
-            if is_pass:
-                parallel_reach(tree, layout, counter, state.probs, scratch.reach,
-                               scratch.value[player], player, True)
-            # the slot sums right after a simultaneous pass (the next pass overwrites the
-            # reach), with the update under alternating ones: one call site, so one parallel
-            # loop to compile
-            sums = is_pass != alternating
-            if sums or not is_pass:
-                parallel_infosets(tree, layout, counter, state, scratch, player, sums, not is_pass,
-                                  dpos, dneg, weight, lower, predictive)
-    return schedule.shape[1] * num_players * tree.node_kind.shape[0]
+    arrays, bit for bit, in one parallel loop for the whole call. ``counter`` (int64[4],
+    workspace): the shared word (phase, next task), the number of threads (numba's own count
+    cannot be read in a cached kernel), the tasks finished in the open phase, and how many
+    rounds a waiting thread spins before it leaves."""
+    _full_open_next(tree, layout, counter, state, scratch, schedule, alternating, -1)
+    for _ in prange(counter[1]):  # one worker per thread
+        _full_worker(tree, layout, counter, state, scratch, schedule, alternating, lower,
+                     predictive)
+    return schedule.shape[1] * tree.num_players * tree.node_kind.shape[0]
 
 
 @njit(cache=True, nogil=True, parallel=True)
