@@ -116,39 +116,52 @@ def test_parallel_kernel_on_one_thread(parallel_everywhere):
         assert np.array_equal(x, y)
 
 
-@pytest.mark.parametrize("alternating", [True, False])
 @pytest.mark.parametrize("threads, workers, rounds", [
     (1, 3, None),  # one thread runs the three workers one after the other
     (TWO, 3, None),  # a thread runs two workers in turn
-    (TWO, TWO, 1),  # a waiting worker leaves at once: the others carry the call
+    (TWO, TWO, 1),  # a worker stops waiting for a phase at once: the others carry the call
     (TWO, TWO, 0),
 ])
-def test_phased_loop_needs_no_worker(parallel_everywhere, alternating, threads, workers, rounds):
-    """The full passes' single parallel loop waits for no worker that has not taken a task:
-    with more workers than threads (run in turn, as OpenMP or TBB may run them), or with
-    workers that stop waiting for a phase at once, it finishes with the serial kernel's bits.
-    A loop that waited for every worker at each phase would hang here."""
+def test_phased_loops_wait_for_no_worker(parallel_everywhere, monkeypatch, threads, workers,
+                                         rounds):
+    """The phased parallel loops (full passes, best responses) wait for no worker that holds
+    no task: with more workers than threads, run in turn (as OpenMP within another parallel
+    region, or TBB, may run them), or with workers that stop waiting for a phase at once, they
+    finish with the serial kernels' bits. A loop that waited for every worker at each phase
+    would hang here."""
+    real_workers, real_running = _threads.workers, _threads.running
+
+    def odd_workers(count):
+        counter = real_workers(workers)
+        if rounds is not None:
+            counter[3] = rounds
+        return counter
+
+    monkeypatch.setattr(_threads, "workers", odd_workers)
+    monkeypatch.setattr(_threads, "running", lambda count: real_running(threads))
     compiled = fresh(RANDOM_GAMES["random3"])
     rule = cfrkit.RegretRule(floor=True, alpha=1.5, gamma=2.0, predictive=True)
-    a = cfrkit.CFR(compiled, rule=rule, alternating=alternating, threads=1)
-    b = cfrkit.CFR(compiled, rule=rule, alternating=alternating, threads=1)
-    schedule = kernel_schedule(a.rule, 1, 40)
-    run_full(compiled.tree, a._state, a._scratch, schedule, alternating, a._lower, True)
-    counter = _threads.workers(workers)
-    if rounds is not None:
-        counter[3] = rounds
+    results = {}
 
-    def call():
-        with _threads.running(threads):
-            run_full_parallel(compiled.tree, statics.parallel_layout(compiled), counter,
-                              b._state, b._scratch, schedule, alternating, b._lower, True)
+    def run():
+        for alternating in (True, False):
+            for count in (1, TWO):
+                trainer = cfrkit.CFR(compiled, rule=rule, alternating=alternating,
+                                     threads=count).iterate(40)
+                policy = trainer.average_policy()
+                responses = [cfrkit.best_response(compiled, policy, p, threads=count)
+                             for p in range(compiled.num_players)]
+                results[alternating, count] = (trainer, responses)
 
-    runner = threading.Thread(target=call, daemon=True)  # the kernel releases the GIL
+    runner = threading.Thread(target=run, daemon=True)  # the kernels release the GIL
     runner.start()
     runner.join(timeout=120)
-    assert not runner.is_alive(), "the parallel loop hung"
-    for x, y in zip(state_arrays(a), state_arrays(b)):
-        assert np.array_equal(x, y)
+    assert not runner.is_alive(), "a phased loop hung"
+    for alternating in (True, False):
+        (one, serial), (two, parallel) = results[alternating, 1], results[alternating, TWO]
+        assert_same_run(one, two)
+        for a, b in zip(serial, parallel):
+            assert a.value == b.value and a.policy == b.policy
 
 
 def test_threads_change_between_calls(parallel_everywhere):

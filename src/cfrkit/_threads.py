@@ -1,13 +1,13 @@
 """Thread counts for the parallel kernels (``_kernels/parallel.py``): validation, the choice
-between the serial and the parallel kernel, the smallest best-response wave worth a parallel
-loop, and numba's per-thread setting around a call.
+between the serial and the parallel kernel, the smallest best-response wave worth sharing, how
+long a waiting thread spins, and numba's per-thread setting around a call.
 
 The parallel kernels give the serial kernels' results bit for bit, so the choices are about
 speed alone: a game below :data:`PARALLEL_MIN_NODES` nodes (:data:`EVALUATION_MIN_NODES` for
 the evaluation kernels), or one thread, runs the serial kernel (the parallel one pays from a
 microsecond to tens of them per parallel loop, which a small game's whole pass does not cover;
 OpenMP made small games slower in the 2018 C++ report too), and a best-response wave too small
-for that cost runs on the calling thread (:func:`parallel_wave_size`).
+to share runs on one thread (:func:`parallel_wave_size`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from collections.abc import Iterator
 import numba
 import numpy as np
 
-from ._kernels.parallel import spin_rounds, start_workers
+from ._kernels.parallel import start_workers
+from ._kernels.phases import spin_rounds
 from ._numbers import integer_value
 from ._text import short_repr
 
@@ -36,11 +37,12 @@ PARALLEL_MIN_NODES = 50_000
 #: The same for the evaluation kernels, whose parallel loops are shorter (two threads: 0.92x at
 #: 51,181 nodes, 1.5x at 116,437).
 EVALUATION_MIN_NODES = 100_000
-#: Best-response waves of fewer units run on the calling thread, even in the parallel kernel: a
-#: parallel loop costs microseconds to start, and a deep, narrow game has a wave per level
+#: Best-response waves of fewer units run on one thread, even in the parallel kernel: sharing a
+#: wave out costs more than a small wave's work, and a deep, narrow game has a wave per level
 #: (``benchmarks/threads.py --games chain``, 120,000 levels: NashConv 3.8-4.6 s on two threads
-#: when every wave ran in parallel; 3.8 ms now, against 3.2 ms on one). ``None``: the size
-#: :func:`parallel_wave_size` measures; an int fixes it (the tests force waves either way).
+#: when every wave started a parallel loop; 3.8 ms with small waves on one thread, against
+#: 3.2 ms on one). ``None``: the size :func:`parallel_wave_size` measures; an int fixes it (the
+#: tests force waves either way).
 MIN_PARALLEL_WAVE: int | None = None
 #: The measured size's bounds: the floor is the size fixed before it was measured.
 WAVE_SIZE_BOUNDS = (512, 65_536)
@@ -55,6 +57,8 @@ _LAUNCHES = 9  # parallel loops timed for the measurement (the median counts)
 #: holding a task lost its core to another process, and a thread that keeps spinning then
 #: holds a core that one needs (two threads ran 0.51x of one with another process busy on a
 #: 2-core machine, against 0.66x with the threads sleeping; benchmarks/wait_policy.py --busy 1).
+#: Leaving instead, they ran 0.74x, against 0.62x for the sleeping threads of one parallel loop
+#: per phase (medians of 3 interleaved rounds, one process per setting).
 WAIT_SECONDS = 1e-3
 _CALIBRATION_ROUNDS = 20_000
 _wait_rounds: int | None = None
@@ -165,10 +169,13 @@ def parallel_wave_size(count: int) -> int:
     What a parallel loop costs to start and join depends on the machine far more than the
     units do: 1.5 us with spinning idle threads, 9-60 us with sleeping ones (``OMP_WAIT_POLICY``
     ``PASSIVE``, which cfrkit sets) on one 2-core virtual machine, where a fixed 512 units made
-    five-player Kuhn poker's NashConv slower on two threads than on one (0.89x). So the cost
-    (:func:`parallel_loop_seconds`) is converted into units of :data:`UNIT_SECONDS`, within
-    :data:`WAVE_SIZE_BOUNDS`. A unit is computed the same way on any thread, so the size
-    changes the speed only, never a result.
+    five-player Kuhn poker's NashConv slower on two threads than on one (0.89x) when each wave
+    started a loop. So the cost (:func:`parallel_loop_seconds`) is converted into units of
+    :data:`UNIT_SECONDS`, within :data:`WAVE_SIZE_BOUNDS`. Since a best response runs in one
+    parallel loop (its waves are phases), a wave no longer pays that cost itself, and fixed
+    sizes from 512 to 8,192 gave the same NashConv speed there, within the machine's noise; the
+    measured size stays as a bound on how small a shared wave may be. A unit is computed the
+    same way on any thread, so the size changes the speed only, never a result.
     """
     if MIN_PARALLEL_WAVE is not None:
         return MIN_PARALLEL_WAVE

@@ -66,7 +66,7 @@ from ..state import Scratch
 from ..statics import SamplingLayout
 from ..tree import CHANCE
 from .chance import draw_outcomes, sample_outcome
-from .parallel import take_task
+from .phases import take_task
 from .random import next_double
 from .sampled_pass import cut_segments, sampled_pass
 from .update import (

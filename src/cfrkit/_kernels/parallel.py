@@ -29,23 +29,15 @@ another process would hold the whole loop back by its block; this way it holds i
 task. The counter is the caller's (``_threads.workers``), as is the thread count: numba's own
 count cannot be read from a cached kernel.
 
-The full passes run a whole call -- every pass, sum and update of a block of iterations -- in
-*one* parallel loop, as a sequence of *phases* (a pass's tasks, a player's chunks), because
-starting a loop costs a thread wake-up (40-50 us with sleeping idle threads on a 2-core virtual
-machine), and a two-player iteration had four loops (0.2 ms of liar's dice's 1.3 ms). The
-workers share one word, ``phase << PHASE_SHIFT | next task``, and take tasks by an atomic
-increment of it (the phase comes back with the task, so no worker takes a task of a phase that
-has closed). The worker that finishes a phase's last task runs the serial parts (the top, the
-own reaches) and opens the next phase by writing the word; a worker that finds no task left
-spins until then. So no worker ever waits for one that holds no task: workers run in turn by a
-single thread (OpenMP inside another parallel region, TBB) still finish, and a worker that has
-spun ``counter[3]`` rounds (about a millisecond: on a machine of one's own, waits are tens of
-microseconds) leaves the call to the others, which frees its core when another process took
-the core of the thread it waits for.
+The full passes and the best responses run a whole call in *one* parallel loop, as a sequence
+of phases (:mod:`.phases`): starting a loop wakes the threads, which costs more than a phase
+hand-over. A full pass's phases: the pass's tasks (the top forward before, the top backward
+after, run by the worker that closes the phase before), then the player's chunks (the own
+reaches before); a best response's: the reach's tasks, then its big waves.
 
 Best responses go by *waves* of the serial kernel's units (a unit's wave is one more than the
-latest wave of the units it reads), the units of a wave in parallel; expected values by the
-tasks, then the top.
+latest wave of the units it reads), the units of a wave in parallel, in pieces; expected values
+by the tasks, then the top.
 
 Two numba rules every parallel loop body here follows: loop indices are cast to ``uint64`` (numba
 wraps negative signed indices, a test on every access: measured 60% slower on the forward loop),
@@ -56,94 +48,13 @@ through the bundles they are given, or write plain arrays.
 
 from __future__ import annotations
 
-import platform
-
 import numpy as np
-from llvmlite import ir
-from numba import njit, prange, types, uint64
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit, prange, uint64
 
 from .best_response import best_infoset_action, best_response_node, expected_value_node
 from .drivers import step_order
+from .phases import finish_task, open_phase, take_phase_task, take_task, wait_for_phase_after
 from .update import full_update_infoset, take_own_reach
-
-
-def _slot_pointer(context, builder, signature, args):
-    """A pointer to ``counter[index]`` (``args``: the array, the index)."""
-    array = context.make_array(signature.args[0])(context, builder, args[0])
-    return cgutils.get_item_pointer(context, builder, signature.args[0], array, [args[1]])
-
-
-def _int64_array(counter) -> bool:
-    return isinstance(counter, types.Array) and counter.dtype == types.int64
-
-
-@intrinsic
-def atomic_increment(typingctx, counter, index):
-    """``counter[index] += 1`` atomically, returning the value before (an LLVM ``atomicrmw``;
-    numba has no atomic operations on the CPU)."""
-    if not (_int64_array(counter) and isinstance(index, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        one = context.get_constant(types.int64, 1)
-        return builder.atomic_rmw("add", _slot_pointer(context, builder, signature, args), one,
-                                  "seq_cst")
-
-    return types.int64(counter, index), codegen
-
-
-@intrinsic
-def atomic_read(typingctx, counter, index):
-    """``counter[index]``, read atomically: a load the compiler cannot hoist out of a loop."""
-    if not (_int64_array(counter) and isinstance(index, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.load_atomic(_slot_pointer(context, builder, signature, args), "seq_cst", 8)
-
-    return types.int64(counter, index), codegen
-
-
-@intrinsic
-def atomic_write(typingctx, counter, index, value):
-    """``counter[index] = value``, atomically and after every write before it (seq_cst)."""
-    if not (_int64_array(counter) and isinstance(index, types.Integer)
-            and isinstance(value, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        number = context.cast(builder, args[2], signature.args[2], types.int64)
-        builder.store_atomic(number, _slot_pointer(context, builder, signature, args), "seq_cst",
-                             8)
-        return context.get_dummy_value()
-
-    return types.void(counter, index, value), codegen
-
-
-_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
-
-
-@intrinsic
-def spin_pause(typingctx):
-    """The CPU's spin-wait hint (x86 ``pause``: it frees the core's pipeline for its sibling
-    hyperthread and saves power); nothing elsewhere."""
-
-    def codegen(context, builder, signature, args):
-        if _X86:
-            hint = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse2.pause")
-            builder.call(hint, [])
-        return context.get_dummy_value()
-
-    return types.void(), codegen
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def take_task(counter) -> int:
-    """``counter[0] += 1`` atomically, returning the value before."""
-    return atomic_increment(counter, 0)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -232,37 +143,6 @@ def _infoset_chunk(tree, state, scratch, player: int, lo, hi, sums, update, dpos
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def parallel_reach(tree, layout, counter, probs, reach, value, player: int, values) -> None:
-    """``reach`` (``pi_{-player}``) everywhere and, with ``values``, ``player``'s values
-    (``value``, terminals preset) everywhere: the top forward, the tasks, the top backward."""
-    parent = tree.node_parent
-    edge_slot = tree.edge_slot
-    edge_player = tree.edge_player
-    edge_last = tree.edge_last
-    bound = layout.task_bound
-    tasks = bound.shape[1] - 1
-    reach[0] = 1.0
-    _forward_range(parent, edge_slot, edge_player, probs, reach, player, 1, layout.top_forward_end)
-    counter[0] = 0
-    for _ in prange(counter[1]):  # one worker per thread, taking tasks in turn
-        while True:
-            task = take_task(counter)
-            if task >= tasks:
-                break
-            _task_pass(parent, edge_slot, edge_player, edge_last, bound, probs, reach, value,
-                       player, task, values)
-    if values:
-        _values_range(parent, edge_slot, edge_last, probs, value, 1, layout.top_backward_end)
-
-
-#: The phase's place in the phased loops' shared word: ``phase << PHASE_SHIFT | next task``. A
-#: phase is taken from at most its tasks plus one per thread times (a thread finding none left
-#: waits for the next phase), so the low bits never reach the phase's.
-PHASE_SHIFT = 24
-_TASK_MASK = (1 << PHASE_SHIFT) - 1
-
-
-@njit(cache=True, _nrt=False, inline="always")
 def _full_phase(phase, num_players, alternating):
     """Phase ``phase`` of the full passes: ``(k, player, kind)``, the iteration of the
     schedule, the player and the kind: 0 the pass, 1 the slot sums (simultaneous passes),
@@ -337,7 +217,6 @@ def _full_open_next(tree, layout, counter, state, scratch, schedule, alternating
     total = schedule.shape[1] * 4 * tree.num_players
     if finished >= 0:
         _full_serial(tree, layout, state, scratch, finished, alternating, False)
-    atomic_write(counter, 2, 0)
     phase = finished + 1
     while phase < total:
         k, player, kind = _full_phase(phase, tree.num_players, alternating)
@@ -348,7 +227,7 @@ def _full_open_next(tree, layout, counter, state, scratch, schedule, alternating
                 break
             _full_serial(tree, layout, state, scratch, phase, alternating, False)
         phase += 1
-    atomic_write(counter, 0, phase << PHASE_SHIFT)
+    open_phase(counter, phase)
 
 
 @njit(cache=True, _nrt=False, inline="never")
@@ -360,43 +239,19 @@ def _full_worker(tree, layout, counter, state, scratch, schedule, alternating, l
     leaves the call if that takes too long (``counter[3]`` rounds)."""
     total = schedule.shape[1] * 4 * tree.num_players
     while True:
-        word = atomic_increment(counter, 0)
-        phase = word >> PHASE_SHIFT
+        phase, task = take_phase_task(counter)
         if phase >= total:
             return
-        task = word & _TASK_MASK
         k, player, kind = _full_phase(phase, tree.num_players, alternating)
         tasks = _full_phase_tasks(layout, kind)
         if task < tasks:
             _full_task(tree, layout, state, scratch, schedule, alternating, lower, predictive,
                        phase, task)
-            if atomic_increment(counter, 2) == tasks - 1:
+            if finish_task(counter, tasks):
                 _full_open_next(tree, layout, counter, state, scratch, schedule, alternating,
                                 phase)
         elif not wait_for_phase_after(counter, phase):
             return  # waited too long: another thread holds a task and carries on without us
-
-
-@njit(cache=True, _nrt=False, inline="never")
-def wait_for_phase_after(counter, phase) -> bool:
-    """Spin until the shared word's phase has moved past ``phase`` (True), or for at most
-    ``counter[3]`` rounds of a read and a pause (False: the caller leaves the call)."""
-    for _ in range(counter[3]):
-        if atomic_read(counter, 0) >> PHASE_SHIFT != phase:
-            return True
-        spin_pause()
-    return False
-
-
-@njit(cache=True, nogil=True)
-def spin_rounds(counter, rounds: int) -> int:
-    """``rounds`` rounds of :func:`wait_for_phase_after`'s loop that never see a change
-    (``counter[0]`` must stay 0): what ``_threads`` times to size ``counter[3]``."""
-    seen = 0
-    for _ in range(rounds):
-        seen += atomic_read(counter, 0)
-        spin_pause()
-    return seen
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -454,34 +309,76 @@ def best_response_value_parallel(
     """:func:`.best_response.best_response_value` with the reach by tasks and the units wave
     by wave (``units[wave_start[w]:wave_start[w + 1]]``, see
     :func:`.best_response.best_response_waves`), each wave's units in parallel: the same bits.
+    One parallel loop: phase 0 is the reach's tasks, phase ``1 + w`` wave ``w``'s pieces.
 
-    A wave of fewer than ``min_wave`` units runs on the calling thread, in one call with the
-    small waves after it: starting a parallel loop costs microseconds, more than such a wave's
+    A wave of fewer than ``min_wave`` units runs on one thread, the one that opens the next
+    phase, with the small waves after it: handing a phase over costs more than such a wave's
     work, and a deep, narrow game has a wave per level. Each unit is computed the same either
     way.
     """
-    parallel_reach(tree, layout, counter, probs, reach, value, player, False)
-    waves = wave_start.shape[0] - 1
-    w = 0
-    while w < waves:
-        first = wave_start[w]
-        size = wave_start[w + 1] - first
-        w += 1
-        if size < min_wave:  # with the small waves after it, in order, on this thread
-            while w < waves and wave_start[w + 1] - wave_start[w] < min_wave:
-                w += 1
-            _wave_units(tree, probs, units, first, wave_start[w], reach, value, choice)
-            continue
-        pieces = min(size, _PIECES)
-        counter[0] = 0
-        for _ in prange(counter[1]):
-            while True:
-                k = take_task(counter)
-                if k >= pieces:
-                    break
-                _wave_units(tree, probs, units, first + size * k // pieces,
-                            first + size * (k + 1) // pieces, reach, value, choice)
+    _response_open_next(tree, layout, counter, probs, player, units, wave_start, min_wave,
+                        reach, value, choice, -1)
+    for _ in prange(counter[1]):  # one worker per thread
+        _response_worker(tree, layout, counter, probs, player, units, wave_start, min_wave,
+                         reach, value, choice)
     return value[0]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _response_tasks(layout, wave_start, phase) -> int:
+    """The tasks of a best response's phase: the reach's, or a wave's pieces."""
+    if phase == 0:
+        return layout.task_bound.shape[1] - 1
+    return min(wave_start[phase] - wave_start[phase - 1], _PIECES)
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _response_open_next(tree, layout, counter, probs, player, units, wave_start, min_wave,
+                        reach, value, choice, finished) -> None:
+    """After phase ``finished`` (-1: before the first), the serial work up to the next phase
+    with tasks (the top of the reach, the small waves), then that phase opened (or the end)."""
+    waves = wave_start.shape[0] - 1
+    phase = finished + 1
+    while phase <= waves:
+        if phase == 0:
+            reach[0] = 1.0
+            _forward_range(tree.node_parent, tree.edge_slot, tree.edge_player, probs, reach,
+                           player, 1, layout.top_forward_end)
+        elif wave_start[phase] - wave_start[phase - 1] < min_wave:
+            _wave_units(tree, probs, units, wave_start[phase - 1], wave_start[phase], reach,
+                        value, choice)
+            phase += 1
+            continue
+        if _response_tasks(layout, wave_start, phase) > 0:
+            break
+        phase += 1
+    open_phase(counter, phase)
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _response_worker(tree, layout, counter, probs, player, units, wave_start, min_wave, reach,
+                     value, choice) -> None:
+    """One thread's share of :func:`best_response_value_parallel` (see :mod:`.phases`)."""
+    waves = wave_start.shape[0] - 1
+    while True:
+        phase, task = take_phase_task(counter)
+        if phase > waves:
+            return
+        tasks = _response_tasks(layout, wave_start, phase)
+        if task < tasks:
+            if phase == 0:
+                _task_pass(tree.node_parent, tree.edge_slot, tree.edge_player, tree.edge_last,
+                           layout.task_bound, probs, reach, value, player, task, False)
+            else:
+                first = wave_start[phase - 1]
+                size = wave_start[phase] - first
+                _wave_units(tree, probs, units, first + size * task // tasks,
+                            first + size * (task + 1) // tasks, reach, value, choice)
+            if finish_task(counter, tasks):
+                _response_open_next(tree, layout, counter, probs, player, units, wave_start,
+                                    min_wave, reach, value, choice, phase)
+        elif not wait_for_phase_after(counter, phase):
+            return  # waited too long: another thread holds a task and carries on without us
 
 
 @njit(cache=True, nogil=True)
