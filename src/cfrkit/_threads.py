@@ -109,9 +109,10 @@ def _forked_openmp() -> bool:
 
 def workers(count: int) -> np.ndarray:
     """The parallel kernels' ``counter`` argument: a task counter (or the phased loops' shared
-    word), the thread count, the phased loops' count of finished tasks, and how many rounds a
-    waiting thread of theirs spins (:func:`wait_rounds`)."""
-    return np.array([0, count, 0, wait_rounds()], dtype=np.int64)
+    word), the thread count, the phased loops' count of finished tasks, how many rounds a
+    waiting thread of theirs spins (:func:`wait_rounds`), and a total their serial parts keep
+    (the nodes a call with streams touched)."""
+    return np.array([0, count, 0, wait_rounds(), 0], dtype=np.int64)
 
 
 def wait_rounds() -> int:

@@ -17,7 +17,7 @@ replays the same draws:
   unbiased.
 
 Chance sampling's passes are the layout kernels of :mod:`.sampled_pass`; with streams they
-run here, in :func:`_chance_stream_worker`.
+run here, in :func:`_chance_stream_task`.
 
 Passes leave, like every pass, the slot sums ``instant`` and the baselines of ``p``'s visited
 infosets (their difference is the regret estimate) and list those infosets; :mod:`.update`
@@ -40,14 +40,16 @@ folds them in with the regret rule. The average strategy is added during the pas
 becomes a *round* of ``k * b`` passes under the same strategy, ``b`` on each of ``k`` random
 streams (the seed's stream jumped ``2**128`` draws per stream); chance sampling's one sample per
 iteration replays the streams from the iteration's start in each player's round. The round runs
-in two parallel loops of one worker per thread:
+in two phases, and every round of a call in one parallel loop of one worker per thread
+(:mod:`.phases`: starting a loop wakes the threads, tens of microseconds each time):
 
-1. the passes -- workers take streams one at a time (an atomic counter) and run the stream's
-   ``b`` passes on their own node buffers, into the stream's own sums; the average weights are
-   deferred into those sums too (``deferred``: a pass must not write the shared average);
-2. the merge -- each worker owns the infosets of every ``w``-th block of ids, reads the streams'
-   lists in stream order, and adds each stream's regret estimates (``instant - baseline``) and
-   average weights, times ``1 / (k b)``, for its infosets; then, alternating, it updates them.
+1. the passes -- workers take streams one at a time and run the stream's ``b`` passes on their
+   own node buffers, into the stream's own sums; the average weights are deferred into those
+   sums too (``deferred``: a pass must not write the shared average);
+2. the merge -- the infosets of every ``w``-th block of ids make one task (``w`` of the pool's
+   owners), which reads the streams' lists in stream order, and adds each stream's regret
+   estimates (``instant - baseline``) and average weights, times ``1 / (k b)``, for its
+   infosets; then, alternating, it updates them.
 
 Every number is made in the same order whatever worker made it, so a run is bit-identical on
 any thread count (it depends on ``k`` and ``b``). Small rows that two threads write often (a
@@ -66,7 +68,7 @@ from ..state import Scratch
 from ..statics import SamplingLayout
 from ..tree import CHANCE
 from .chance import draw_outcomes, sample_outcome
-from .phases import take_task
+from .phases import finish_task, open_phase, take_phase_task, wait_for_phase_after
 from .random import next_double
 from .sampled_pass import cut_segments, sampled_pass
 from .update import (
@@ -311,40 +313,32 @@ def _one_pass(
 
 
 @njit(cache=True, _nrt=False, inline="never")
-def _stream_worker(
-    tree, statics, state, scratch, pool, counter, worker: int, samples: int, player: int,
+def _stream_task(
+    tree, statics, state, scratch, pool, worker: int, stream: int, samples: int, player: int,
     weight: float, outcome, exploration: float,
 ) -> None:
-    """One worker's share of a round's passes: streams taken one at a time from ``counter``,
-    each making ``samples`` passes into its own sums, on the worker's node buffers (a
-    :class:`Scratch` assembled from both; the fields passes do not read are the trainer's
-    own, empty ones)."""
+    """Stream ``stream``'s ``samples`` passes into its own sums, on worker ``worker``'s node
+    buffers (a :class:`Scratch` assembled from both; the fields passes do not read are the
+    trainer's own, empty ones)."""
     w = uint64(worker)
-    # the stream's random state runs in the worker's own row: two streams' rows share a
-    # cache line, which two threads drawing would pass back and forth
-    rng = pool.worker_rng[w]
-    while True:
-        j = _take_stream(counter, pool, rng)
-        if j < 0:
-            return
-        s = uint64(j)
-        view = _stream_view(scratch, pool, w, s, pool.own_reach[w])
-        touched = 0
-        for _ in range(samples):
-            touched += _one_pass(tree, statics, state, view, pool.stack[w], rng, player, weight,
-                                 outcome, exploration, True)
-        _end_stream(pool, rng, s, touched)
+    s = uint64(stream)
+    rng = _load_stream(pool, w, s)
+    view = _stream_view(scratch, pool, w, s, pool.own_reach[w])
+    touched = 0
+    for _ in range(samples):
+        touched += _one_pass(tree, statics, state, view, pool.stack[w], rng, player, weight,
+                             outcome, exploration, True)
+    _end_stream(pool, rng, s, touched)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _take_stream(counter, pool, rng) -> int:
-    """The next stream of the round (its state loaded into ``rng``), or -1 when none is left."""
-    j = take_task(counter)
-    if j >= pool.rng.shape[0]:
-        return -1
+def _load_stream(pool, w, s):
+    """Stream ``s``'s random state, loaded into worker ``w``'s row (two streams' rows share a
+    cache line, which two threads drawing would pass back and forth)."""
+    rng = pool.worker_rng[w]
     for b in range(4):
-        rng[b] = pool.rng[uint64(j), b]
-    return j
+        rng[b] = pool.rng[s, b]
+    return rng
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -387,35 +381,30 @@ def _layout_for_prange(layout) -> SamplingLayout:
 
 
 @njit(cache=True, _nrt=False, inline="never")
-def _chance_stream_worker(
-    tree, tables, layout, state, scratch, pool, counter, worker: int, samples: int, player: int,
-    weight: float, lower: float,
+def _chance_stream_task(
+    tree, tables, layout, state, scratch, pool, worker: int, stream: int, samples: int,
+    player: int, weight: float, lower: float,
 ) -> None:
-    """:func:`_stream_worker` for chance sampling: each stream's ``samples`` passes are the
+    """:func:`_stream_task` for chance sampling: the stream's ``samples`` passes are the
     layout kernels' (``draw_outcomes``, ``cut_segments``, ``sampled_pass`` without fused
     updates), on the worker's position buffers, into the stream's sums; then the stream's visit
     counts become average weights, ``w_t pi_p(I)`` per visit (``pi_p`` is the same for every
     pass of a round: the strategy does not change within it)."""
     w = uint64(worker)
-    rng = pool.worker_rng[w]
+    s = uint64(stream)
+    rng = _load_stream(pool, w, s)
     statics = SampledTables(tables.alias_prob, tables.alias_index, layout)
-    while True:
-        j = _take_stream(counter, pool, rng)
-        if j < 0:
-            return
-        s = uint64(j)
-        view = _stream_view(scratch, pool, w, s, pool.stream_own[s])
-        touched = 0
-        for _ in range(samples):
-            draw_outcomes(statics, rng, view)
-            count, skipped = cut_segments(statics, view)
-            touched += skipped + sampled_pass(
-                tree, statics, state, view, count, player, False, weight, lower
-            )
-        for k in range(pool.visited_count[s, 0]):
-            i = uint64(pool.visited[s, uint64(k)])
-            pool.average[s, i] *= weight * pool.stream_own[s, i]
-        _end_stream(pool, rng, s, touched)
+    view = _stream_view(scratch, pool, w, s, pool.stream_own[s])
+    touched = 0
+    for _ in range(samples):
+        draw_outcomes(statics, rng, view)
+        count, skipped = cut_segments(statics, view)
+        touched += skipped + sampled_pass(tree, statics, state, view, count, player, False, weight,
+                                          lower)
+    for k in range(pool.visited_count[s, 0]):
+        i = uint64(pool.visited[s, uint64(k)])
+        pool.average[s, i] *= weight * pool.stream_own[s, i]
+    _end_stream(pool, rng, s, touched)
 
 
 @njit(cache=True, _nrt=False, inline="never")
@@ -510,14 +499,35 @@ def _mccfr_block(
     when ``alternating``; else every update after the last pass, all on the same profile).
 
     With streams (``pool`` has rows), a player's pass is a *round*: ``samples`` passes per
-    stream, then the merge (and, alternating, the update) infoset by infoset, each step run by
-    ``counter[1]`` workers in parallel when this is inlined in a parallel kernel (serially
-    otherwise: ``prange`` is ``range`` there). ``chance``: the rounds' passes are chance
-    sampling's (:func:`_chance_stream_worker`). With ``shared`` (chance sampling's one sample
+    stream, then the merge (and, alternating, the update) infoset by infoset, run by
+    ``counter[1]`` workers in one parallel loop for the whole call (in turn when this is
+    inlined in a serial kernel: ``prange`` is ``range`` there), phase by phase (:mod:`.phases`:
+    the rounds' passes, then their merges). ``chance``: the rounds' passes are chance
+    sampling's (:func:`_chance_stream_task`). With ``shared`` (chance sampling's one sample
     per iteration), every player's round starts from the streams' states at the iteration's
     start, so it draws the same chance outcomes (a chance sample's draws depend on neither the
     player nor the strategy).
     """
+    if streams:
+        _rounds_open_next(tree, state, scratch, pool, counter, schedule, alternating, lower,
+                          lazy, shared, -1)
+        # numba cannot hand a parallel loop a bundle holding a bundle (statics.layout)
+        tables = AliasTables(statics.alias_prob, statics.alias_index)
+        # the workers take uint64(worker): a parallel loop's index is unsigned and a serial
+        # loop's signed, and one type lets a worker compile once for both the serial and the
+        # parallel kernels (it compiled twice, 15-20 s more)
+        if chance:
+            layout = _layout_for_prange(statics.layout)
+            for worker in prange(counter[1]):
+                _chance_rounds_worker(tree, tables, layout, state, scratch, pool, counter,
+                                      uint64(worker), samples, schedule, alternating, lower,
+                                      lazy, shared)
+        else:
+            for worker in prange(counter[1]):
+                _rounds_worker(tree, tables, state, scratch, pool, counter, uint64(worker),
+                               samples, schedule, alternating, lower, lazy, outcome,
+                               exploration, shared)
+        return counter[4]
     num_players = tree.num_players
     touched = 0
     for k in range(schedule.shape[1]):
@@ -525,34 +535,8 @@ def _mccfr_block(
             advance_discounts(state, schedule[0, k], schedule[1, k])
         weight = schedule[2, k]
         for player in range(num_players):
-            if streams:
-                if shared:
-                    _rewind_streams(pool, player == 0)
-                counter[0] = 0
-                # numba cannot hand a parallel loop a bundle holding a bundle (statics.layout)
-                tables = AliasTables(statics.alias_prob, statics.alias_index)
-                # the workers take uint64(worker): a parallel loop's index is unsigned and a
-                # serial loop's signed, and one type lets a worker compile once for both the
-                # serial and the parallel kernels (it compiled twice, 15-20 s more)
-                if chance:
-                    layout = _layout_for_prange(statics.layout)
-                    for worker in prange(counter[1]):
-                        _chance_stream_worker(tree, tables, layout, state, scratch, pool, counter,
-                                              uint64(worker), samples, player, weight, lower)
-                else:
-                    for worker in prange(counter[1]):
-                        _stream_worker(tree, tables, state, scratch, pool, counter,
-                                       uint64(worker), samples, player, weight, outcome,
-                                       exploration)
-                for worker in prange(counter[1]):
-                    _merge_worker(tree, state, scratch, pool, uint64(worker), samples, player,
-                                  alternating, schedule[0, k], schedule[1, k], lower, lazy)
-                touched += _after_merge(tree, scratch, pool, player, alternating)
-                if alternating:
-                    continue  # each infoset was updated as it was merged
-            else:
-                touched += _one_pass(tree, statics, state, scratch, stack, state.rng, player,
-                                     weight, outcome, exploration, False)
+            touched += _one_pass(tree, statics, state, scratch, stack, state.rng, player,
+                                 weight, outcome, exploration, False)
             if alternating or player == num_players - 1:
                 update_visited(
                     tree, state, scratch, player if alternating else 0, player + 1,
@@ -560,6 +544,109 @@ def _mccfr_block(
                 )
                 clear_visited(scratch)
     return touched
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _round_phase(phase, num_players):
+    """Phase ``phase`` of a call with streams: ``(k, player, merge)``, the iteration of the
+    schedule, the player whose round it is, and whether it is the round's merge (else its
+    passes)."""
+    return phase // (2 * num_players), (phase // 2) % num_players, phase % 2 == 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _round_tasks(pool, merge) -> int:
+    """A round's tasks: its streams, or the merge's owners of infosets."""
+    return pool.merged_count.shape[0] if merge else pool.rng.shape[0]
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _rounds_open_next(tree, state, scratch, pool, counter, schedule, alternating, lower, lazy,
+                      shared, finished) -> None:
+    """After phase ``finished`` (-1: before the first), the serial work up to the next phase,
+    which it then opens (or ends the call): after a merge, the round's end
+    (:func:`_after_merge`, its nodes counted in ``counter[4]``) and, simultaneous, the
+    iteration's update after its last round; before a round's passes, the discounts at an
+    iteration's start and, ``shared``, the streams rewound."""
+    num_players = tree.num_players
+    if finished < 0:
+        counter[4] = 0
+    else:
+        k, player, merge = _round_phase(finished, num_players)
+        if merge:
+            counter[4] += _after_merge(tree, scratch, pool, player, alternating)
+            if not alternating and player == num_players - 1:
+                update_visited(tree, state, scratch, 0, num_players, schedule[0, k],
+                               schedule[1, k], schedule[2, k], lower, False, lazy, False)
+                clear_visited(scratch)
+    phase = finished + 1
+    if phase < schedule.shape[1] * 2 * num_players:
+        k, player, merge = _round_phase(phase, num_players)
+        if not merge:
+            if lazy and player == 0:
+                advance_discounts(state, schedule[0, k], schedule[1, k])
+            if shared:
+                _rewind_streams(pool, player == 0)
+    open_phase(counter, phase)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _round_step(counter, pool, schedule, num_players):
+    """The next step of a rounds worker: ``(phase, task, tasks)``; ``tasks`` is -1 past the
+    last phase (the worker ends), and ``task >= tasks`` when the phase has no task left."""
+    phase, task = take_phase_task(counter)
+    if phase >= schedule.shape[1] * 2 * num_players:
+        return phase, task, -1
+    return phase, task, _round_tasks(pool, phase % 2 == 1)
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _rounds_worker(tree, statics, state, scratch, pool, counter, worker, samples, schedule,
+                   alternating, lower, lazy, outcome, exploration: float, shared) -> None:
+    """One worker's share of a call's rounds (external or outcome sampling): streams and
+    merge owners taken one at a time, phase by phase (see :mod:`.phases`)."""
+    num_players = tree.num_players
+    while True:
+        phase, task, tasks = _round_step(counter, pool, schedule, num_players)
+        if tasks < 0:
+            return
+        k, player, merge = _round_phase(phase, num_players)
+        if task < tasks:
+            if merge:
+                _merge_worker(tree, state, scratch, pool, uint64(task), samples, player,
+                              alternating, schedule[0, k], schedule[1, k], lower, lazy)
+            else:
+                _stream_task(tree, statics, state, scratch, pool, worker, task, samples, player,
+                             schedule[2, k], outcome, exploration)
+            if finish_task(counter, tasks):
+                _rounds_open_next(tree, state, scratch, pool, counter, schedule, alternating,
+                                  lower, lazy, shared, phase)
+        elif not wait_for_phase_after(counter, phase):
+            return  # waited too long: another thread holds a task and carries on without us
+
+
+@njit(cache=True, _nrt=False, inline="never")
+def _chance_rounds_worker(tree, tables, layout, state, scratch, pool, counter, worker, samples,
+                          schedule, alternating, lower, lazy, shared) -> None:
+    """:func:`_rounds_worker` for chance sampling (:func:`_chance_stream_task`)."""
+    num_players = tree.num_players
+    while True:
+        phase, task, tasks = _round_step(counter, pool, schedule, num_players)
+        if tasks < 0:
+            return
+        k, player, merge = _round_phase(phase, num_players)
+        if task < tasks:
+            if merge:
+                _merge_worker(tree, state, scratch, pool, uint64(task), samples, player,
+                              alternating, schedule[0, k], schedule[1, k], lower, lazy)
+            else:
+                _chance_stream_task(tree, tables, layout, state, scratch, pool, worker, task,
+                                    samples, player, schedule[2, k], lower)
+            if finish_task(counter, tasks):
+                _rounds_open_next(tree, state, scratch, pool, counter, schedule, alternating,
+                                  lower, lazy, shared, phase)
+        elif not wait_for_phase_after(counter, phase):
+            return  # waited too long: another thread holds a task and carries on without us
 
 
 # One entry point per scheme and kind of kernel: the scheme, and whether there are streams, are
@@ -622,7 +709,7 @@ def run_outcome_parallel(tree, statics, state, scratch, stack, pool, counter, sa
 @njit(cache=True, nogil=True, _nrt=False)
 def run_chance_streams(tree, statics, state, scratch, stack, pool, counter, samples, schedule,
                        alternating, lower, lazy, per_player) -> int:
-    """Chance-sampled CFR with the pool's streams (:func:`_chance_stream_worker`), on one
+    """Chance-sampled CFR with the pool's streams (:func:`_chance_stream_task`), on one
     thread: one set of samples per iteration shared by the players' rounds, or a fresh one per
     round (``per_player``). Without streams, ``ChanceSampledCFR`` runs the drivers of
     :mod:`.drivers`."""
