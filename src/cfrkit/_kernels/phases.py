@@ -4,7 +4,8 @@ Starting a numba parallel loop wakes the pool's threads: 40-50 us with sleeping 
 (cfrkit's default, see ``_threads.running``) on a 2-core virtual machine, where a two-player
 full pass had four loops per iteration (0.2 ms of liar's dice's 1.3 ms). A *phased* kernel
 starts one loop per call instead, and its workers (one per thread) go through the call's
-*phases* -- a set of independent *tasks* each, a pass's subtrees or a wave's pieces -- together:
+*phases* -- a set of independent *tasks* each, a pass's subtrees, a wave's pieces or a round's
+streams -- together (``parallel.py``, ``mccfr.py``):
 
 * the workers share the word ``counter[0] = phase << PHASE_SHIFT | next task`` and take a task
   by an atomic increment of it (:func:`take_phase_task`); the phase comes back with the task,
