@@ -9,6 +9,7 @@ tests at once.
 from __future__ import annotations
 
 import sys
+import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))  # tests/ helpers: reference, random_games
 
 import cfrkit  # noqa: E402
-from cfrkit import RegretRule  # noqa: E402
+from cfrkit import RegretRule, _threads  # noqa: E402
 from cfrkit._kernels.chance import sample_outcome  # noqa: E402
 from cfrkit.games import RPSLS, KuhnPoker, LeducPoker, RockPaperScissors  # noqa: E402
 from cfrkit.tree import CHANCE  # noqa: E402
@@ -180,3 +181,30 @@ def draw_one_sample(tree, statics, rng, paths: list[tuple]) -> dict[tuple, objec
             children = range(first, first + m)
         queue.extend(c for c in children if tree.node_num_children[c] > 0)
     return chosen
+
+
+def strain_phased_loops(monkeypatch, threads: int, workers: int | None = None,
+                        rounds: int | None = None) -> None:
+    """Make the phased parallel loops (``_kernels/phases.py``) run on ``threads`` threads
+    whatever they ask for, with ``workers`` workers (default: the count asked for) that spin
+    at most ``rounds`` rounds for a phase (default: as timed) -- the ways a loop that waited for
+    every worker would hang."""
+    real_workers, real_running = _threads.workers, _threads.running
+
+    def strained_workers(count):
+        counter = real_workers(count if workers is None else workers)
+        if rounds is not None:
+            counter[3] = rounds
+        return counter
+
+    monkeypatch.setattr(_threads, "workers", strained_workers)
+    monkeypatch.setattr(_threads, "running", lambda count: real_running(threads))
+
+
+def finishes(run: Callable[[], object], seconds: float = 120.0) -> bool:
+    """Whether ``run()``, in a thread of its own (the kernels release the GIL), returns within
+    ``seconds``: a hung parallel loop fails a test instead of stopping the suite."""
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    runner.join(timeout=seconds)
+    return not runner.is_alive()

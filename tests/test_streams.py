@@ -10,7 +10,6 @@ give the serial kernel's arrays bit for bit on any thread count.
 from __future__ import annotations
 
 import json
-import threading
 
 import numba
 import numpy as np
@@ -20,7 +19,7 @@ import cfrkit
 from cfrkit import _threads
 from cfrkit._kernels.random import jump, seed_state, stream_states
 from cfrkit.games import KuhnPoker, LeducPoker
-from conftest import GAMES, RANDOM_GAMES, RULES, OracleSchedule
+from conftest import GAMES, RANDOM_GAMES, RULES, OracleSchedule, finishes, strain_phased_loops
 from reference_mccfr import ReferenceMCCFR, assert_tables_close, table_of
 
 TWO = min(2, numba.config.NUMBA_NUM_THREADS)
@@ -118,23 +117,11 @@ def test_rounds_wait_for_no_worker(parallel_everywhere, monkeypatch, scheme, thr
     """A call's rounds run in one parallel loop of phases (passes, then merge) that waits for
     no worker holding no task: with the workers run in turn by one thread, or leaving as soon
     as they find nothing to take, the run has the bits of a run on one thread."""
-    real_workers, real_running = _threads.workers, _threads.running
-
-    def leaving_workers(count):
-        counter = real_workers(count)
-        if rounds is not None:
-            counter[3] = rounds
-        return counter
-
     game = cfrkit.compile_game(LeducPoker())
     one = CLASSES[scheme](game, seed=5, streams=3, samples=2, threads=1).iterate(12)
-    monkeypatch.setattr(_threads, "workers", leaving_workers)
-    monkeypatch.setattr(_threads, "running", lambda count: real_running(threads))
+    strain_phased_loops(monkeypatch, threads, rounds=rounds)
     two = CLASSES[scheme](game, seed=5, streams=3, samples=2, threads=TWO)
-    runner = threading.Thread(target=two.iterate, args=(12,), daemon=True)
-    runner.start()
-    runner.join(timeout=120)
-    assert not runner.is_alive(), "the rounds' parallel loop hung"
+    assert finishes(lambda: two.iterate(12)), "the rounds' parallel loop hung"
     for x, y in zip(_arrays(one), _arrays(two)):
         assert np.array_equal(x, y)
     assert one.nodes_touched == two.nodes_touched
@@ -148,7 +135,7 @@ def test_each_worker_compiles_once_for_the_serial_and_the_parallel_kernels(paral
     from cfrkit._kernels import mccfr as kernels
 
     game = cfrkit.compile_game(KuhnPoker())
-    workers = (kernels._rounds_worker, kernels._chance_rounds_worker, kernels._merge_worker)
+    workers = (kernels._rounds_worker, kernels._merge_worker)
     for scheme in sorted(CLASSES):  # a scheme is a constant of its kernels: one each
         before = [len(worker.signatures) for worker in workers]
         for threads in (1, TWO):

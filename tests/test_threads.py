@@ -25,7 +25,7 @@ from cfrkit._kernels.drivers import run_full
 from cfrkit._kernels.parallel import run_full_parallel
 from cfrkit.games import KuhnPoker
 from cfrkit.rules import kernel_schedule
-from conftest import LEDUC, RANDOM_GAMES
+from conftest import LEDUC, RANDOM_GAMES, finishes, strain_phased_loops
 from random_games import random_games
 from spec_game import D, SpecGame, T
 
@@ -129,16 +129,7 @@ def test_phased_loops_wait_for_no_worker(parallel_everywhere, monkeypatch, threa
     region, or TBB, may run them), or with workers that stop waiting for a phase at once, they
     finish with the serial kernels' bits. A loop that waited for every worker at each phase
     would hang here."""
-    real_workers, real_running = _threads.workers, _threads.running
-
-    def odd_workers(count):
-        counter = real_workers(workers)
-        if rounds is not None:
-            counter[3] = rounds
-        return counter
-
-    monkeypatch.setattr(_threads, "workers", odd_workers)
-    monkeypatch.setattr(_threads, "running", lambda count: real_running(threads))
+    strain_phased_loops(monkeypatch, threads, workers, rounds)
     compiled = fresh(RANDOM_GAMES["random3"])
     rule = cfrkit.RegretRule(floor=True, alpha=1.5, gamma=2.0, predictive=True)
     results = {}
@@ -153,10 +144,7 @@ def test_phased_loops_wait_for_no_worker(parallel_everywhere, monkeypatch, threa
                              for p in range(compiled.num_players)]
                 results[alternating, count] = (trainer, responses)
 
-    runner = threading.Thread(target=run, daemon=True)  # the kernels release the GIL
-    runner.start()
-    runner.join(timeout=120)
-    assert not runner.is_alive(), "a phased loop hung"
+    assert finishes(run), "a phased loop hung"
     for alternating in (True, False):
         (one, serial), (two, parallel) = results[alternating, 1], results[alternating, TWO]
         assert_same_run(one, two)

@@ -519,14 +519,14 @@ def _mccfr_block(
         if chance:
             layout = _layout_for_prange(statics.layout)
             for worker in prange(counter[1]):
-                _chance_rounds_worker(tree, tables, layout, state, scratch, pool, counter,
-                                      uint64(worker), samples, schedule, alternating, lower,
-                                      lazy, shared)
+                _rounds_worker(tree, tables, layout, state, scratch, pool, counter,
+                               uint64(worker), samples, schedule, alternating, lower, lazy,
+                               outcome, exploration, shared)
         else:
             for worker in prange(counter[1]):
-                _rounds_worker(tree, tables, state, scratch, pool, counter, uint64(worker),
-                               samples, schedule, alternating, lower, lazy, outcome,
-                               exploration, shared)
+                _rounds_worker(tree, tables, None, state, scratch, pool, counter,
+                               uint64(worker), samples, schedule, alternating, lower, lazy,
+                               outcome, exploration, shared)
         return counter[4]
     num_players = tree.num_players
     touched = 0
@@ -552,12 +552,6 @@ def _round_phase(phase, num_players):
     schedule, the player whose round it is, and whether it is the round's merge (else its
     passes)."""
     return phase // (2 * num_players), (phase // 2) % num_players, phase % 2 == 1
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _round_tasks(pool, merge) -> int:
-    """A round's tasks: its streams, or the merge's owners of infosets."""
-    return pool.merged_count.shape[0] if merge else pool.rng.shape[0]
 
 
 @njit(cache=True, _nrt=False, inline="never")
@@ -590,55 +584,28 @@ def _rounds_open_next(tree, state, scratch, pool, counter, schedule, alternating
     open_phase(counter, phase)
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _round_step(counter, pool, schedule, num_players):
-    """The next step of a rounds worker: ``(phase, task, tasks)``; ``tasks`` is -1 past the
-    last phase (the worker ends), and ``task >= tasks`` when the phase has no task left."""
-    phase, task = take_phase_task(counter)
-    if phase >= schedule.shape[1] * 2 * num_players:
-        return phase, task, -1
-    return phase, task, _round_tasks(pool, phase % 2 == 1)
-
-
 @njit(cache=True, _nrt=False, inline="never")
-def _rounds_worker(tree, statics, state, scratch, pool, counter, worker, samples, schedule,
-                   alternating, lower, lazy, outcome, exploration: float, shared) -> None:
-    """One worker's share of a call's rounds (external or outcome sampling): streams and
-    merge owners taken one at a time, phase by phase (see :mod:`.phases`)."""
+def _rounds_worker(tree, tables, layout, state, scratch, pool, counter, worker, samples,
+                   schedule, alternating, lower, lazy, outcome, exploration: float,
+                   shared) -> None:
+    """One worker's share of a call's rounds: streams and merge owners taken one at a time,
+    phase by phase (see :mod:`.phases`). ``layout`` None: external or outcome sampling's
+    passes (:func:`_stream_task`, numba drops the other branch); else chance sampling's
+    (:func:`_chance_stream_task`)."""
     num_players = tree.num_players
     while True:
-        phase, task, tasks = _round_step(counter, pool, schedule, num_players)
-        if tasks < 0:
+        phase, task = take_phase_task(counter)
+        if phase >= schedule.shape[1] * 2 * num_players:
             return
         k, player, merge = _round_phase(phase, num_players)
+        tasks = pool.merged_count.shape[0] if merge else pool.rng.shape[0]
         if task < tasks:
             if merge:
                 _merge_worker(tree, state, scratch, pool, uint64(task), samples, player,
                               alternating, schedule[0, k], schedule[1, k], lower, lazy)
-            else:
-                _stream_task(tree, statics, state, scratch, pool, worker, task, samples, player,
+            elif layout is None:
+                _stream_task(tree, tables, state, scratch, pool, worker, task, samples, player,
                              schedule[2, k], outcome, exploration)
-            if finish_task(counter, tasks):
-                _rounds_open_next(tree, state, scratch, pool, counter, schedule, alternating,
-                                  lower, lazy, shared, phase)
-        elif not wait_for_phase_after(counter, phase):
-            return  # waited too long: another thread holds a task and carries on without us
-
-
-@njit(cache=True, _nrt=False, inline="never")
-def _chance_rounds_worker(tree, tables, layout, state, scratch, pool, counter, worker, samples,
-                          schedule, alternating, lower, lazy, shared) -> None:
-    """:func:`_rounds_worker` for chance sampling (:func:`_chance_stream_task`)."""
-    num_players = tree.num_players
-    while True:
-        phase, task, tasks = _round_step(counter, pool, schedule, num_players)
-        if tasks < 0:
-            return
-        k, player, merge = _round_phase(phase, num_players)
-        if task < tasks:
-            if merge:
-                _merge_worker(tree, state, scratch, pool, uint64(task), samples, player,
-                              alternating, schedule[0, k], schedule[1, k], lower, lazy)
             else:
                 _chance_stream_task(tree, tables, layout, state, scratch, pool, worker, task,
                                     samples, player, schedule[2, k], lower)
