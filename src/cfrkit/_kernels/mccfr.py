@@ -68,7 +68,13 @@ from ..state import Scratch
 from ..statics import SamplingLayout
 from ..tree import CHANCE
 from .chance import draw_outcomes, sample_outcome
-from .phases import finish_task, open_phase, take_phase_task, wait_for_phase_after
+from .phases import (
+    finish_task,
+    open_phase,
+    start_phases,
+    take_phase_task,
+    wait_for_phase_after,
+)
 from .random import next_double
 from .sampled_pass import cut_segments, sampled_pass
 from .update import (
@@ -509,8 +515,7 @@ def _mccfr_block(
     player nor the strategy).
     """
     if streams:
-        _rounds_open_next(tree, state, scratch, pool, counter, schedule, alternating, lower,
-                          lazy, shared, -1)
+        start_phases(counter)
         # numba cannot hand a parallel loop a bundle holding a bundle (statics.layout)
         tables = AliasTables(statics.alias_prob, statics.alias_index)
         # the workers take uint64(worker): a parallel loop's index is unsigned and a serial
@@ -598,9 +603,11 @@ def _rounds_worker(tree, tables, layout, state, scratch, pool, counter, worker, 
         if phase >= schedule.shape[1] * 2 * num_players:
             return
         k, player, merge = _round_phase(phase, num_players)
-        tasks = pool.merged_count.shape[0] if merge else pool.rng.shape[0]
+        tasks = 1 if phase < 0 else pool.merged_count.shape[0] if merge else pool.rng.shape[0]
         if task < tasks:
-            if merge:
+            if phase < 0:
+                pass  # the start
+            elif merge:
                 _merge_worker(tree, state, scratch, pool, uint64(task), samples, player,
                               alternating, schedule[0, k], schedule[1, k], lower, lazy)
             elif layout is None:

@@ -53,7 +53,14 @@ from numba import njit, prange, uint64
 
 from .best_response import best_infoset_action, best_response_node, expected_value_node
 from .drivers import step_order
-from .phases import finish_task, open_phase, take_phase_task, take_task, wait_for_phase_after
+from .phases import (
+    finish_task,
+    open_phase,
+    start_phases,
+    take_phase_task,
+    take_task,
+    wait_for_phase_after,
+)
 from .update import full_update_infoset, take_own_reach
 
 
@@ -243,10 +250,11 @@ def _full_worker(tree, layout, counter, state, scratch, schedule, alternating, l
         if phase >= total:
             return
         k, player, kind = _full_phase(phase, tree.num_players, alternating)
-        tasks = _full_phase_tasks(layout, kind)
+        tasks = 1 if phase < 0 else _full_phase_tasks(layout, kind)
         if task < tasks:
-            _full_task(tree, layout, state, scratch, schedule, alternating, lower, predictive,
-                       phase, task)
+            if phase >= 0:
+                _full_task(tree, layout, state, scratch, schedule, alternating, lower,
+                           predictive, phase, task)
             if finish_task(counter, tasks):
                 _full_open_next(tree, layout, counter, state, scratch, schedule, alternating,
                                 phase)
@@ -262,7 +270,7 @@ def run_full_parallel(tree, layout, counter, state, scratch, schedule, alternati
     workspace): the shared word (phase, next task), the number of threads (numba's own count
     cannot be read in a cached kernel), the tasks finished in the open phase, and how many
     rounds a waiting thread spins before it leaves."""
-    _full_open_next(tree, layout, counter, state, scratch, schedule, alternating, -1)
+    start_phases(counter)
     for _ in prange(counter[1]):  # one worker per thread
         _full_worker(tree, layout, counter, state, scratch, schedule, alternating, lower,
                      predictive)
@@ -316,8 +324,7 @@ def best_response_value_parallel(
     work, and a deep, narrow game has a wave per level. Each unit is computed the same either
     way.
     """
-    _response_open_next(tree, layout, counter, probs, player, units, wave_start, min_wave,
-                        reach, value, choice, -1)
+    start_phases(counter)
     for _ in prange(counter[1]):  # one worker per thread
         _response_worker(tree, layout, counter, probs, player, units, wave_start, min_wave,
                          reach, value, choice)
@@ -364,9 +371,11 @@ def _response_worker(tree, layout, counter, probs, player, units, wave_start, mi
         phase, task = take_phase_task(counter)
         if phase > waves:
             return
-        tasks = _response_tasks(layout, wave_start, phase)
+        tasks = 1 if phase < 0 else _response_tasks(layout, wave_start, phase)
         if task < tasks:
-            if phase == 0:
+            if phase < 0:
+                pass  # the start
+            elif phase == 0:
                 _task_pass(tree.node_parent, tree.edge_slot, tree.edge_player, tree.edge_last,
                            layout.task_bound, probs, reach, value, player, task, False)
             else:

@@ -7,7 +7,8 @@ starts one loop per call instead, and its workers (one per thread) go through th
 *phases* -- a set of independent *tasks* each, a pass's subtrees, a wave's pieces or a round's
 streams -- together (``parallel.py``, ``mccfr.py``):
 
-* the workers share the word ``counter[0] = phase << PHASE_SHIFT | next task`` and take a task
+* the workers share the word ``counter[0] = (phase + 1) << PHASE_SHIFT | next task`` (phase -1
+  is the start, :func:`start_phases`) and take a task
   by an atomic increment of it (:func:`take_phase_task`); the phase comes back with the task,
   so no worker takes a task of a phase that has closed;
 * the worker that finishes a phase's last task (:func:`finish_task`, counting in ``counter[2]``)
@@ -121,10 +122,21 @@ def take_task(counter) -> int:
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def start_phases(counter) -> None:
+    """Before the parallel loop: open the *start*, phase -1, whose one task does nothing; the
+    worker that finishes it runs the serial work before phase 0 and opens it. So every serial
+    part runs inside a worker, called with the same argument types, and numba compiles it once
+    (called also from the kernel itself, where the bundles' types differ, it compiled twice)."""
+    counter[2] = 0
+    counter[0] = 0
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def take_phase_task(counter):
-    """``(phase, task)``: the open phase and the next of its tasks (possibly past its last)."""
+    """``(phase, task)``: the open phase (-1: the start) and the next of its tasks (possibly
+    past its last)."""
     word = atomic_increment(counter, 0)
-    return word >> PHASE_SHIFT, word & _TASK_MASK
+    return (word >> PHASE_SHIFT) - 1, word & _TASK_MASK
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -137,7 +149,7 @@ def finish_task(counter, tasks) -> bool:
 def open_phase(counter, phase) -> None:
     """Open ``phase`` (or, past the last phase, end the call) to the workers."""
     atomic_write(counter, 2, 0)
-    atomic_write(counter, 0, phase << PHASE_SHIFT)
+    atomic_write(counter, 0, (phase + 1) << PHASE_SHIFT)
 
 
 @njit(cache=True, _nrt=False, inline="never")
@@ -145,7 +157,7 @@ def wait_for_phase_after(counter, phase) -> bool:
     """Spin until the open phase is past ``phase`` (True), or for at most ``counter[3]`` rounds
     of a read and a pause (False: the caller leaves the call)."""
     for _ in range(counter[3]):
-        if atomic_read(counter, 0) >> PHASE_SHIFT != phase:
+        if (atomic_read(counter, 0) >> PHASE_SHIFT) - 1 != phase:
             return True
         spin_pause()
     return False
