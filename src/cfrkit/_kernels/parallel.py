@@ -211,8 +211,8 @@ def _full_task(tree, layout, state, scratch, schedule, alternating, lower, predi
         p = uint64(player)
         t = uint64(task)
         _infoset_chunk(tree, state, scratch, player, chunks[p, t], chunks[p, t + uint64(1)],
-                       kind == 1 or alternating, kind == 2, schedule[0, k], schedule[1, k], schedule[2, k], lower,
-                       predictive)
+                       kind == 1 or alternating, kind == 2, schedule[0, k], schedule[1, k],
+                       schedule[2, k], lower, predictive)
 
 
 @njit(cache=True, _nrt=False, inline="never")
@@ -266,10 +266,10 @@ def _full_worker(tree, layout, counter, state, scratch, schedule, alternating, l
 def run_full_parallel(tree, layout, counter, state, scratch, schedule, alternating, lower,
                       predictive) -> int:
     """:func:`.drivers.run_full` on the cores ``numba.set_num_threads`` allows: the same
-    arrays, bit for bit, in one parallel loop for the whole call. ``counter`` (int64[4],
-    workspace): the shared word (phase, next task), the number of threads (numba's own count
-    cannot be read in a cached kernel), the tasks finished in the open phase, and how many
-    rounds a waiting thread spins before it leaves."""
+    arrays, bit for bit, in one parallel loop for the whole call. ``counter``
+    (``_threads.workers``, workspace): the shared word (phase, next task), the number of
+    threads (numba's own count cannot be read in a cached kernel), the tasks finished in the
+    open phase, and how many rounds a waiting thread spins before it leaves."""
     start_phases(counter)
     for _ in prange(counter[1]):  # one worker per thread
         _full_worker(tree, layout, counter, state, scratch, schedule, alternating, lower,
