@@ -55,10 +55,9 @@ _LAUNCHES = 9  # parallel loops timed for the measurement (the median counts)
 #: leaves the rest of the call to the other threads. Waits on a machine of one's own are the
 #: serial parts and the last task of a phase, tens of microseconds; a longer one means a thread
 #: holding a task lost its core to another process, and a thread that keeps spinning then
-#: holds a core that one needs (two threads ran 0.51x of one with another process busy on a
-#: 2-core machine, against 0.66x with the threads sleeping; benchmarks/wait_policy.py --busy 1).
-#: Leaving instead, they ran 0.74x, against 0.62x for the sleeping threads of one parallel loop
-#: per phase (medians of 3 interleaved rounds, one process per setting).
+#: holds a core that one needs. With another process busy on a 2-core machine, two threads
+#: leaving so ran 0.65-0.84x of one on liar's dice, against 0.37-0.47x with idle threads that
+#: spin (``benchmarks/wait_policy.py --busy 1``, two runs, commit e8a7ecf).
 WAIT_SECONDS = 1e-3
 _CALIBRATION_ROUNDS = 20_000
 _wait_rounds: int | None = None

@@ -23,7 +23,8 @@ number of threads and whichever thread does which task. (A numba reduction, or p
 buffers summed at the end, would round by the thread count.)
 
 Each parallel loop runs one *worker* per thread (``prange(counter[1])``), and the workers take
-tasks (or chunks, or pieces of a wave) one at a time from an atomic counter (``take_task``):
+tasks (or chunks, or pieces of a wave) one at a time from an atomic counter (``take_task``,
+or the phases' shared word):
 numba's ``prange`` hands each thread a fixed block of iterations, so a thread that lost its core to
 another process would hold the whole loop back by its block; this way it holds it back by one
 task. The counter is the caller's (``_threads.workers``), as is the thread count: numba's own
