@@ -66,6 +66,21 @@ def test_evaluate_gives_exploitability_as_half_of_nash_conv():
     assert result.nash_conv == cfrkit.nash_conv(game, policy) > 0.1
 
 
+def test_evaluations_compare_by_their_numbers():
+    game = KuhnPoker()
+    policy = random_policy(game, seed=11)
+    first, again = cfrkit.evaluate(game, policy), cfrkit.evaluate(game, policy)
+    assert first == again and not first != again  # equal arrays, not one object
+    other = cfrkit.evaluate(game, random_policy(game, seed=12))
+    assert first != other and first != first.nash_conv
+    # a non-zero-sum game: exploitability None on both sides
+    general = cfrkit.games.MatrixGame("m", ("a", "b"), [[1, 0], [0, 2]], [[0, 1], [1, 0]])
+    uniform = Policy.uniform(general)
+    assert cfrkit.evaluate(general, uniform) == cfrkit.evaluate(general, uniform)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(first)
+
+
 def test_best_response_needs_information_sets():
     # player 1 cannot see the coin: it must guess once for both histories
     game = SpecGame(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Hashable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 import numpy as np
@@ -89,9 +89,12 @@ class BestResponse(_BestResponseFields):
         return Policy(compiled, table)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Evaluation:
     """Everything :func:`evaluate` measures about one policy.
+
+    Two evaluations are equal (``==``) when every field holds the same numbers; an evaluation
+    is not hashable (its arrays are not).
 
     Attributes
     ----------
@@ -113,6 +116,12 @@ class Evaluation:
     player_improvements: np.ndarray
     values: np.ndarray
     best_response_values: np.ndarray
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Evaluation):
+            return NotImplemented
+        return all(np.array_equal(getattr(self, field.name), getattr(other, field.name))
+                   for field in fields(self))
 
     def __str__(self) -> str:
         fmt = lambda xs: "[" + ", ".join(f"{x:+.6f}" for x in xs) + "]"  # noqa: E731
