@@ -5,7 +5,7 @@ import pytest
 
 import cfrkit
 from cfrkit import Policy, VanillaCFR
-from cfrkit.games import RPSLS, KuhnPoker, RockPaperScissors
+from cfrkit.games import RPSLS, KuhnPoker, MatrixGame, RockPaperScissors
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +28,31 @@ def test_matrix_games_converge_to_uniform(game_class, k):
     for key in ("P0", "P1"):
         np.testing.assert_allclose(list(policy[key].values()), np.full(k, 1 / k), atol=1e-3)
     np.testing.assert_allclose(cfrkit.expected_values(game, policy), [0.0, 0.0], atol=1e-3)
+
+
+def test_players_with_different_actions_play_a_rectangular_game():
+    # rows: 0 1 3 / 1 0 2; the third column is dominated for the minimising column player,
+    # and the rest is matching pennies: value 1/2, both mix (1/2, 1/2)
+    game = MatrixGame("2x3", ("top", "bottom"), [[0, 1, 3], [1, 0, 2]],
+                      column_actions=("left", "middle", "right"))
+    compiled = cfrkit.compile_game(game)
+    assert compiled.infosets["P0"].actions == ("top", "bottom")
+    assert compiled.infosets["P1"].actions == ("left", "middle", "right")
+    assert compiled.zero_sum
+    policy = cfrkit.CFRPlus(game).iterate(3000).average_policy()
+    assert cfrkit.nash_conv(game, policy) < 1e-3
+    assert cfrkit.expected_values(game, policy)[0] == pytest.approx(0.5, abs=1e-3)
+    assert policy["P1"]["right"] < 1e-3
+    # exact: the equilibrium's best responses
+    exact = cfrkit.Policy.from_dict(game, {"P0": {"top": 0.5, "bottom": 0.5},
+                                           "P1": {"left": 0.5, "middle": 0.5, "right": 0.0}})
+    assert cfrkit.nash_conv(game, exact) == pytest.approx(0.0, abs=1e-15)
+    # a square game's identity does not name column actions: cache keys made before stay
+    square = MatrixGame("m", ("a", "b"), [[1, 0], [0, 1]])
+    assert "column_actions" not in square.identity
+    assert square.identity == MatrixGame("m", ("a", "b"), [[1, 0], [0, 1]],
+                                         column_actions=("a", "b")).identity
+    assert "column_actions=('left', 'middle', 'right')" in game.identity
 
 
 def test_rpsls_payoffs():

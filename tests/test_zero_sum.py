@@ -88,10 +88,21 @@ def test_scaling_never_changes_the_verdict(exponent, entries, mismatch):
     [
         ([[1, 2], [3]], None, "m: row_payoff is not a matrix of numbers (rows of different lengths)"),
         ([[1, 2], [3, 4]], [["a", "b"], ["c", "d"]], "m: column_payoff is not a matrix of numbers"),
-        ([[1, 2, 3], [3, 4, 5]], None, "m: payoff matrices must be 2x2, got (2, 3) and (2, 3)"),
+        ([[1, 2, 3], [3, 4, 5]], None, "m: row_payoff has shape (2, 3), expected 2x2 (rows: "
+         "actions; columns: actions, the same for both players)"),
+        ([[1, 2], [3, 4]], [[1, 2, 3], [3, 4, 5]], "m: column_payoff has shape (2, 3), expected 2x2"),
+        # numpy would read these as numbers; a game's utilities may not be them either
+        ([["1", "2"], ["3", "4"]], None, "m: row_payoff is not a matrix of numbers (it holds str '1')"),
+        ([[1, 0], [True, 1]], None, "m: row_payoff is not a matrix of numbers (it holds bool True)"),
+        (np.ones((2, 2), dtype=bool), None, "m: row_payoff is not a matrix of numbers (it holds bool"),
+        ([[1, 2], [3, None]], None, "m: row_payoff is not a matrix of numbers (it holds NoneType"),
+        ([[1, 2], [3, 1j]], None, "m: row_payoff is not a matrix of numbers (it holds complex 1j)"),
+        ([[1, 2], [3, 10**400]], None, "m: row_payoff holds inf, not a finite number"),
+        ([[1, 2], [3, 4]], [[1, 2], [3, float("nan")]], "m: column_payoff holds nan, not a finite"),
     ],
 )
-def test_a_payoff_that_is_not_a_square_matrix_is_named(row, column, message):
+def test_a_payoff_that_is_not_a_matrix_of_numbers_of_the_actions_shape_is_named(row, column,
+                                                                                 message):
     with pytest.raises(cfrkit.GameError) as info:
         MatrixGame("m", ("a", "b"), row, column)
     assert str(info.value).startswith(message)
