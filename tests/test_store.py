@@ -147,7 +147,7 @@ EXOTIC = [
     (0.0, "x"),
     (-0.0, "x"),
     (2**100, -(2**70), 0),
-    (float("inf"), float("-inf"), float("nan"), 1e-300),
+    (float("inf"), float("-inf"), 1e-300),  # a NaN label is refused by compile_game
     (None, False),
     ((1, ("x", 2.5)), ()),
     (b"\x00\xff", "bytes"),

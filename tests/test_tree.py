@@ -318,9 +318,9 @@ def test_infoset_with_different_actions():
     _raises(game, "infoset 'k' has actions ('x', 'z')", "history ['b']", "history ['a']")
 
 
-def test_a_nan_action_label_is_named_as_the_reason_two_histories_differ():
-    # two NaN objects print alike but never compare equal: "has actions (nan, 'y') here but
-    # (nan, 'y')" said nothing
+def test_a_nan_action_label_is_refused_where_it_first_appears():
+    # a NaN never equals itself: the infoset met again would have other actions (two NaN
+    # objects) or the same (one object), and no policy row could be looked up by it
     game = SpecGame(
         C(
             ("a", 0.5, D(0, "k", (float("nan"), T(0, 0)), ("y", T(1, -1)))),
@@ -328,7 +328,10 @@ def test_a_nan_action_label_is_named_as_the_reason_two_histories_differ():
         )
     )
     _raises(game, "infoset 'k': the action label nan is NaN, which never equals itself",
-            "history ['b']")
+            "history ['a']")
+    once = SpecGame(D(0, "k", (np.float32("nan"), T(0, 0)), ("y", T(1, -1))))
+    _raises(once, "infoset 'k': the action label ", "is NaN, which never equals itself",
+            "history []")
 
 
 def test_infoset_with_different_player():

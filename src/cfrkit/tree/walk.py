@@ -85,6 +85,16 @@ def _exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _nan_label(labels: tuple) -> object | None:
+    """The first NaN among ``labels`` (a float or numpy float), or None: a NaN never equals
+    itself, so the same infoset met again would have other actions, and a policy row could not
+    be looked up by it."""
+    for label in labels:
+        if isinstance(label, (float, np.floating)) and label != label:
+            return label
+    return None
+
+
 def _real(u: object) -> float:
     """A utility that is not a float: an int, a numpy scalar or another real number."""
     if type(u) is not int and (isinstance(u, (bool, np.bool_)) or not isinstance(u, numbers.Real)):
@@ -394,7 +404,8 @@ class Walk:
                                     record(set_id)
                                     labels = actions
                             elif 0 <= player < players and actions \
-                                    and len(set(actions)) == len(actions):
+                                    and len(set(actions)) == len(actions) \
+                                    and _nan_label(actions) is None:
                                 record(add_infoset(key, player, actions))
                                 labels = actions
             except MemoryError:
@@ -507,6 +518,12 @@ class Walk:
         set_id = self.key_to_id.get(key)
         if set_id is None:
             self.distinct(node, history, "actions()", "action", actions)
+            nan = _nan_label(actions)
+            if nan is not None:
+                raise self.error(
+                    node, history, f"infoset {short_repr(key, 40)}: the action label "
+                    f"{short_repr(nan, 24)} is NaN, which never equals itself; use another label",
+                )
             set_id = self.add_infoset(key, player, actions)
         else:
             try:
@@ -732,12 +749,6 @@ class Walk:
             raise self.error(node, history, f"actions(): comparing labels raised "
                              f"{_exception_text(exc)}") from exc
         if not same:
-            nan = [a for a in actions if isinstance(a, (float, np.floating)) and a != a]
-            if nan:  # the tuples print alike: say why they differ
-                raise self.error(
-                    node, history, f"infoset {short_repr(key, 40)}: the action label "
-                    f"{short_repr(nan[0], 24)} is NaN, which never equals itself; use another label",
-                )
             raise self.error(
                 node, history,
                 f"infoset {short_repr(key, 40)} has actions {short_repr(actions, 60)} here but "
