@@ -41,6 +41,8 @@ def test_numpy_integers_are_integers():
         (dict(max_memory=0), "max_memory must be a positive number of bytes"),
         (dict(progress="x"), "progress must be a bool or None"),
         (dict(cache_dir=3), "cache_dir must be a path or None"),
+        # an empty string (an unset variable) would be the current directory, silently
+        (dict(cache_dir=""), r"^cache_dir must name a directory, got '' \(pass '\.' for the "),
     ],
 )
 def test_compile_game_checks_its_arguments_for_a_compiled_or_cached_game(arguments, message):

@@ -214,6 +214,7 @@ def test_a_big_openspiel_game_reports_its_compile_on_stderr(tmp_path):
         (["solve", "kuhn", "--resume", "missing.npz"], "missing.npz: no such file"),
         (["solve", "kuhn", "--seed", "3"], "--seed applies to the sampled trainers only (chance-sampled, external-sampling, outcome-sampling)"),
         (["solve", "kuhn", "--json", "no/such/folder/r.json"], "does not exist"),
+        (["evaluate", "kuhn", "p.json", "--cache-dir", ""], "--cache-dir: an empty name"),
         # every output is checked before training, not written (and lost) after it
         (["solve", "kuhn", "--checkpoint", "."], "--checkpoint .: is a directory, not a file"),
         (["solve", "kuhn", "--policy-out", "sub/"], "--policy-out 'sub/': needs a file name"),

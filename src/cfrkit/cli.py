@@ -791,6 +791,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "sweep": _sweep}[args.command]
         cache_dir = getattr(args, "cache_dir", None)
         if cache_dir is not None:  # before any work, whichever command takes it
+            if not cache_dir:
+                raise UsageError("--cache-dir: an empty name (use . for the current folder)")
             blocking = file_in_the_way(cache_dir)
             if blocking is not None:
                 raise UsageError(f"--cache-dir {cache_dir}: {blocking} is a file, not a folder")

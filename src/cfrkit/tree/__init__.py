@@ -125,7 +125,9 @@ def compile_game(
         is perfect, and utilities are finite and at most ``cfrkit.limits.MAX_ABS_UTILITY``
         (1e200) in absolute value.
     ValueError
-        If ``cache_dir`` is given and the game has no :attr:`~cfrkit.Game.identity`.
+        If ``cache_dir`` is given and the game has no :attr:`~cfrkit.Game.identity`, or
+        ``cache_dir`` is not a path (or is the empty string: pass ``"."`` for the current
+        directory).
     """
     if not isinstance(game, (Game, CompiledGame)):
         raise TypeError(f"expected a cfrkit.Game, got {type(game).__name__}")

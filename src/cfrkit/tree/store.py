@@ -479,6 +479,8 @@ def check_cache_dir(cache_dir: object) -> None:
     first, so the message names the argument)."""
     if not isinstance(cache_dir, (str, os.PathLike)):
         raise ValueError(f"cache_dir must be a path or None, got {short_repr(cache_dir)}")
+    if isinstance(cache_dir, str) and not cache_dir:  # an unset variable, say: not "here"
+        raise ValueError("cache_dir must name a directory, got '' (pass '.' for the current one)")
 
 
 def cache_path(game: Game, cache_dir: str | os.PathLike[str], key: str | None = None) -> Path:
