@@ -340,6 +340,8 @@ def test_a_shared_compiled_game_cache(tmp_path, local_ray):
     assert files[0].stat().st_mtime_ns == written
     with pytest.raises(ValueError, match="cache_dir must be a path"):
         cfrkit.sweep("kuhn", "cfr+", max_iterations=1, cache_dir=3)
+    with pytest.raises(ValueError, match="cache_dir must name a directory, got ''"):
+        cfrkit.sweep("kuhn", "cfr+", max_iterations=1, cache_dir="")  # not the current one
 
 
 def test_ctrl_c_keeps_the_finished_runs(tmp_path, local_ray, monkeypatch):

@@ -41,6 +41,7 @@ from ._numbers import integer_value, real_value
 from ._text import counted, first_line, short_repr
 from .rules import RegretRule
 from .trainers.base import MAX_SEED
+from .tree.store import check_cache_dir
 
 if TYPE_CHECKING:  # the extra: imported when a sweep runs
     import pyarrow
@@ -740,8 +741,7 @@ def sweep(
     if address is not None and not isinstance(address, str):
         raise ValueError(f"address must be a string such as 'auto', got {short_repr(address)}")
     if cache_dir is not None:
-        if not isinstance(cache_dir, (str, os.PathLike)):
-            raise ValueError(f"cache_dir must be a path, got {short_repr(cache_dir)}")
+        check_cache_dir(cache_dir)
         blocking = file_in_the_way(cache_dir)
         if blocking is not None:  # every run would warn that it cannot use the cache
             raise ValueError(f"cache_dir {os.fspath(cache_dir)}: {blocking} is a file, not a "
