@@ -220,6 +220,7 @@ def test_pickled_contents_are_never_loaded(saved, tmp_path):
         (lambda m, a: m["game"].update(fingerprint="0" * 64),
          r"made for another version of KuhnPoker\(players=2\) \(its tree differs\)"),
         (lambda m, a: m.update(iteration=-4), "bad iteration count -4"),
+        (lambda m, a: m.update(nodes_touched=1.5), "bad count of nodes touched 1.5"),
         (lambda m, a: a.pop("state/regret"), "missing array 'state/regret'"),
         (lambda m, a: a.update({"state/regret": a["state/regret"][:-1]}), "array 'state/regret' is float64"),
         (lambda m, a: a.update({"state/regret": a["state/regret"].astype(np.float32)}), "array 'state/regret' is float32"),

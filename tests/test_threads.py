@@ -425,6 +425,8 @@ def test_load_trainer_threads(parallel_everywhere, tmp_path):
     cfrkit.ResultTableLearner(compiled, seed=0).iterate(2).save(learner)
     with pytest.raises(ValueError, match="a ResultTableLearner runs on one core"):
         cfrkit.load_trainer(learner, compiled, threads=1)
+    with pytest.raises(ValueError, match="^rule applies to the CFR trainers; a ResultTableLear"):
+        cfrkit.load_trainer(learner, compiled, rule=cfrkit.RegretRule())  # not ignored
 
 
 def test_pruned_threads_set_its_evaluations_and_not_its_pass(monkeypatch):

@@ -154,8 +154,9 @@ def load_trainer(
     TypeError
         ``rule`` is not a :class:`~cfrkit.RegretRule`.
     ValueError
-        ``threads`` is not a positive integer up to ``numba.config.NUMBA_NUM_THREADS``, or is
-        given for a :class:`~cfrkit.ResultTableLearner` (it runs on one core).
+        ``threads`` is not a positive integer up to ``numba.config.NUMBA_NUM_THREADS``, or
+        ``threads`` or ``rule`` is given for a :class:`~cfrkit.ResultTableLearner` (it runs on
+        one core and has no regret rule).
 
     Notes
     -----
@@ -183,6 +184,8 @@ def load_trainer(
         if threads is not None:
             raise ValueError("threads applies to the CFR trainers; a ResultTableLearner runs on "
                              "one core")
+        if rule is not None:
+            raise ValueError("rule applies to the CFR trainers; a ResultTableLearner has none")
         return _load_learner(name, metadata, arrays, compiled)
     if not isinstance(metadata.get("rule"), dict):
         raise CheckpointError(f"{name}: incomplete metadata (no 'rule')")
@@ -212,8 +215,10 @@ def load_trainer(
     _check_state(name, trainer, fresh)
     iteration, touched = metadata.get("iteration"), metadata.get("nodes_touched")
     # type() is int: JSON true/false would pass isinstance(..., int)
-    if not (type(iteration) is int and iteration >= 0 and type(touched) is int and touched >= 0):
+    if not (type(iteration) is int and iteration >= 0):
         raise CheckpointError(f"{name}: bad iteration count {short_repr(iteration)}")
+    if not (type(touched) is int and touched >= 0):
+        raise CheckpointError(f"{name}: bad count of nodes touched {short_repr(touched)}")
     limit, reason = iteration_limit(trainer.rule)
     if iteration > limit:  # no trainer could have saved it, and continuing would overflow
         raise CheckpointError(f"{name}: iteration {short_repr(iteration)} is past the limit: {reason}")
