@@ -215,6 +215,11 @@ def test_a_big_openspiel_game_reports_its_compile_on_stderr(tmp_path):
         (["solve", "kuhn", "--seed", "3"], "--seed applies to the sampled trainers only (chance-sampled, external-sampling, outcome-sampling)"),
         (["solve", "kuhn", "--json", "no/such/folder/r.json"], "does not exist"),
         (["evaluate", "kuhn", "p.json", "--cache-dir", ""], "--cache-dir: an empty name"),
+        # the second write would replace the first
+        (["solve", "kuhn", "--policy-out", "a.json", "--json", "./a.json"],
+         "--policy-out and --json name the same file ./a.json"),
+        (["solve", "kuhn", "--checkpoint", "out", "--plot", "out"],
+         "--checkpoint and --plot name the same file out"),
         # every output is checked before training, not written (and lost) after it
         (["solve", "kuhn", "--checkpoint", "."], "--checkpoint .: is a directory, not a file"),
         (["solve", "kuhn", "--policy-out", "sub/"], "--policy-out 'sub/': needs a file name"),
@@ -324,6 +329,42 @@ def test_a_checkpoint_for_another_game_is_refused(tmp_path):
     run("solve", "kuhn", "--iterations", "10", "--checkpoint", "k.npz", "--quiet", cwd=tmp_path)
     done = run("solve", "leduc", "--resume", "k.npz", cwd=tmp_path, check_status=2)
     assert "k.npz: made for another game" in done.stderr
+
+
+def test_a_learners_checkpoint_is_refused_in_one_line(tmp_path):
+    cfrkit.ResultTableLearner(KuhnPoker(), seed=1).iterate(10).save(tmp_path / "l.npz")
+    for extra in ([], ["--iterations", "5"], ["--threads", "1"]):
+        done = run("solve", "kuhn", "--resume", "l.npz", *extra, cwd=tmp_path, check_status=2)
+        assert done.stderr == ("cfrkit: --resume l.npz holds a ResultTableLearner; cfrkit solve "
+                               "runs the CFR trainers (resume it in Python: load_trainer)\n")
+
+
+def test_a_reader_that_leaves_early_costs_no_file(tmp_path):
+    # | head: the reader has gone before the strategy table is printed
+    command = [SCRIPT, "solve", "leduc", "--iterations", "20", "--policy-out", "p.json",
+               "--json", "r.json", "--checkpoint", "c.npz", "--quiet"]
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0 and stderr == b""
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["iterations"] == 20 and result["seed"] is None
+    policy = cfrkit.load_policy(tmp_path / "p.json", LeducPoker())
+    assert cfrkit.nash_conv(LeducPoker(), policy) == pytest.approx(result["nash_conv"], abs=1e-12)
+    assert cfrkit.load_trainer(tmp_path / "c.npz", LeducPoker()).iteration == 20
+
+
+def test_a_sampled_run_says_its_seed_which_runs_it_again(tmp_path):
+    first = run("solve", "kuhn", "--trainer", "outcome-sampling", "--iterations", "300",
+                "--json", "a.json", "--quiet", cwd=tmp_path)
+    seed = json.loads((tmp_path / "a.json").read_text())["seed"]
+    assert type(seed) is int and f", seed {seed}\n" in first.stdout
+    again = run("solve", "kuhn", "--trainer", "outcome-sampling", "--iterations", "300",
+                "--seed", str(seed), "--json", "b.json", "--quiet", cwd=tmp_path)
+    assert f", seed {seed}\n" in again.stdout
+    a, b = (json.loads((tmp_path / name).read_text()) for name in ("a.json", "b.json"))
+    assert a["nash_conv"] == b["nash_conv"] and a["values"] == b["values"]
 
 
 def test_ctrl_c_writes_the_checkpoint_and_exits_130(tmp_path):

@@ -49,7 +49,7 @@ from .trainers import (
 )
 from ._files import cannot_write_in, file_in_the_way, replacing
 from ._text import first_line, short_repr
-from .trainers.base import MAX_SEED
+from .trainers.base import MAX_SEED, Trainer
 from .tree import compile_game
 
 __all__ = ["main"]
@@ -129,7 +129,7 @@ def parse_game(spec: str, *, cache_dir: str | None = None) -> Game:
     folder (:func:`cfrkit.compile_game`'s ``cache_dir``): loaded from it when an earlier process
     compiled the game, else compiled and written there."""
     if spec.startswith("openspiel:"):
-        return _openspiel_game(spec[len("openspiel:"):], cache_dir)
+        return _openspiel_game(spec[len("openspiel:"):].strip(), cache_dir)
     game = _builtin_game(spec)
     if cache_dir is not None:
         try:
@@ -185,7 +185,7 @@ def check_game(spec: str) -> None:
     walking the game: OpenSpiel games are loaded but not compiled (``cfrkit sweep`` checks its
     grid this way before its workers build the games)."""
     if spec.startswith("openspiel:"):
-        _load_openspiel(spec[len("openspiel:"):])
+        _load_openspiel(spec[len("openspiel:"):].strip())  # spaces as around built-in names
     else:
         _builtin_game(spec)  # a built-in game is built cheaply; compile_game walks it later
 
@@ -498,9 +498,17 @@ def _write_output(option: str, path: str, write) -> bool:
 
 
 def _solve(args) -> int:
-    for path, option in ((args.checkpoint, "--checkpoint"), (args.policy_out, "--policy-out"),
-                         (args.json, "--json")):
-        _check_output(path, option)
+    outputs = {"--checkpoint": args.checkpoint, "--policy-out": args.policy_out,
+               "--json": args.json, "--plot": args.plot}
+    named: dict[str, str] = {}
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        same = named.setdefault(os.path.realpath(path), option)
+        if same != option:  # the second write would replace the first, silently
+            raise UsageError(f"{same} and {option} name the same file {path}")
+        if option != "--plot":
+            _check_output(path, option)
     if args.plot is not None:
         _check_plot(args.plot)
     compiled = _compiled(args.game, args.cache_dir)
@@ -542,13 +550,8 @@ def _solve(args) -> int:
                                                        trainer.save)
     policy = trainer.average_policy()
     result = evaluate(compiled, policy, threads=args.threads)
-    print(policy.format_table())
-    print()
-    stopped = {"target": "target reached", "max_iterations": "iterations done",
-               "time_limit": "time limit", "callback": "stopped"}.get(record.stopped, record.stopped)
-    print(f"{type(trainer).__name__} on {compiled.game!r}: {trainer.iteration} iterations "
-          f"({stopped}) in {_duration(seconds)}")
-    print(result)
+    seed = getattr(trainer, "seed", None)  # a sampled trainer's: the run can be made again
+    # the files before the report: a reader that stops early (| head) must not cost them
     if args.policy_out is not None:
         written &= _write_output("--policy-out", args.policy_out, policy.save)
     if args.json is not None:
@@ -564,6 +567,7 @@ def _solve(args) -> int:
             "values": [float(v) for v in result.values],
             "player_improvements": [float(v) for v in result.player_improvements],
             "stopped": record.stopped,
+            "seed": seed,
             "history": record.to_dict(),
         }))
     if args.plot is not None:
@@ -571,7 +575,33 @@ def _solve(args) -> int:
 
         written &= _write_output("--plot", args.plot,
                                  lambda path: _save_figure(plot.convergence(record), path))
+    stopped = {"target": "target reached", "max_iterations": "iterations done",
+               "time_limit": "time limit", "callback": "stopped"}.get(record.stopped, record.stopped)
+    with _reader_may_leave():
+        print(policy.format_table())
+        print()
+        print(f"{type(trainer).__name__} on {compiled.game!r}: {trainer.iteration} iterations "
+              f"({stopped}) in {_duration(seconds)}" + ("" if seed is None else f", seed {seed}"))
+        print(result)
     return 0 if written else EXIT_FAILED
+
+
+@contextlib.contextmanager
+def _reader_may_leave() -> Iterator[None]:
+    """Printing to a reader that has stopped reading (``cfrkit solve ... | head``): the rest
+    of the report goes nowhere, quietly, and the command ends as it would have. Standard output
+    is pointed at /dev/null, so that Python's own flush at exit does not fail again."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_to_null()
+
+
+def _stdout_to_null() -> None:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
 
 
 def _duration(seconds: float) -> str:
@@ -581,9 +611,17 @@ def _duration(seconds: float) -> str:
 def _trainer(args, compiled):
     if args.resume is not None:
         try:
-            trainer = load_trainer(args.resume, compiled, threads=args.threads)
+            trainer = load_trainer(args.resume, compiled)
         except (CheckpointError, ValueError) as exc:
             raise UsageError(str(exc)) from None
+        if not isinstance(trainer, Trainer):  # a ResultTableLearner's: no solve(), no rule
+            raise UsageError(f"--resume {args.resume} holds a {type(trainer).__name__}; cfrkit "
+                             "solve runs the CFR trainers (resume it in Python: load_trainer)")
+        if args.threads is not None:
+            try:
+                trainer.threads = args.threads
+            except ValueError as exc:  # more threads than numba has
+                raise UsageError(f"--{exc}") from None  # the message starts with 'threads'
         if args.trainer is not None and not isinstance(trainer, TRAINERS[args.trainer]):
             raise UsageError(
                 f"--resume {args.resume} holds a {type(trainer).__name__}, not --trainer {args.trainer}"
@@ -656,20 +694,24 @@ def _sweep(args) -> int:
         where = (f"--address {args.address}" if args.address is not None
                  else f"RAY_ADDRESS={os.environ.get('RAY_ADDRESS', '')}")
         raise UsageError(f"{where}: {first_line(exc)}") from None
-    print(_sweep_summary(table))
     from .sweeps import AT_THE_END
 
     if unwritten and unwritten[-1] == AT_THE_END:
+        with _reader_may_leave():
+            print(_sweep_summary(table))
         return EXIT_FAILED  # said on stderr as it happened; the summary is all there is
-    csv, parquet = (os.path.abspath(p) for p in _sweep_files(args.output))
-    print(f"\ntable: {csv} and {parquet}")
-    if args.plot is not None:
+    status = 0
+    if args.plot is not None:  # before the report, as solve's files
         from . import plot
 
         # the table is written: a plot that fails (no successful run) only sets the status
         if not _write_output("--plot", args.plot, lambda path: _save_figure(plot.sweep(table), path)):
-            return EXIT_FAILED
-    return 0
+            status = EXIT_FAILED
+    csv, parquet = (os.path.abspath(p) for p in _sweep_files(args.output))
+    with _reader_may_leave():
+        print(_sweep_summary(table))
+        print(f"\ntable: {csv} and {parquet}")
+    return status
 
 
 @contextlib.contextmanager
@@ -798,6 +840,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise UsageError(f"--cache-dir {cache_dir}: {blocking} is a file, not a folder")
         with _quiet(getattr(args, "quiet", False)):
             return command(args)
+    except BrokenPipeError:  # the reader left before a short report ended (games, evaluate)
+        _stdout_to_null()
+        return 0
     except UsageError as exc:
         message = str(exc)
         print(message if message.startswith("cfrkit") else f"cfrkit: {message}", file=sys.stderr)
