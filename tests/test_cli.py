@@ -130,6 +130,12 @@ def test_openspiel_games_by_name(tmp_path):
                "--quiet", "--json", "r.json", cwd=tmp_path)
     assert json.loads((tmp_path / "r.json").read_text())["nash_conv"] < 1e-3
     assert "player 0" in done.stdout
+    # spaces around the name, as around a built-in game's
+    spaced = run("solve", "openspiel: kuhn_poker ", "--trainer", "pcfr+", "--iterations", "100",
+                 "--quiet", cwd=tmp_path)
+    untimed = [[line for line in out.splitlines() if " iterations (" not in line]
+               for out in (done.stdout, spaced.stdout)]
+    assert untimed[0] == untimed[1] and "player 0" in spaced.stdout
 
 
 def test_cache_dir_compiles_once_and_loads_after(tmp_path):
