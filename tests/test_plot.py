@@ -190,6 +190,63 @@ def test_convergence_rejects_bad_arguments():
         cfrplot.convergence(record, "ax", x="iterations")
 
 
+def shown_tick_labels(axis, minor=False):
+    """The tick labels a drawn figure shows on an axis: visible, not empty, within the limits."""
+    low, high = sorted(axis.get_view_interval())
+    at = 0 if axis.axis_name == "x" else 1
+    return [label for label in axis.get_ticklabels(minor=minor)
+            if label.get_visible() and label.get_text()
+            and low * (1 - 1e-9) <= label.get_position()[at] <= high * (1 + 1e-9)]
+
+
+@pytest.mark.parametrize("limits", [
+    (2e-4, 9e-4),  # the seconds of a quick run: no power of ten in view
+    (7.5e-4, 9.5e-4),  # only two minor ticks in view
+    (0.3, 3.0),  # one power of ten: a minor label beside it
+    (1.1e-4, 1.9e-4),  # too short for two log ticks: matplotlib's linear ones
+])
+def test_a_log_axis_short_of_two_decades_still_has_numbers(limits):
+    low, high = limits
+    seconds = np.geomspace(low, high, 4)
+    fig = cfrplot.convergence(make_record(seconds=seconds, nash_conv=seconds * 1e3))
+    by_seconds = fig.axes[1]
+    by_seconds.set_xlim(low, high)  # exactly, not autoscaled
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for axis in (by_seconds.xaxis, by_seconds.yaxis):  # the y axis spans the same values
+        labels = shown_tick_labels(axis) + shown_tick_labels(axis, minor=True)
+        assert len(labels) >= 2, [label.get_text() for label in labels]
+        boxes = sorted((label.get_window_extent(renderer) for label in labels),
+                       key=lambda box: box.x0 if axis is by_seconds.xaxis else box.y0)
+        for one, next_one in zip(boxes, boxes[1:]):  # sparse enough to read
+            assert not one.overlaps(next_one)
+
+
+def test_a_log_axis_short_of_two_decades_is_labelled_when_drawn():
+    # a quick run's seconds, autoscaled only when the figure is drawn; then zoomed in
+    fig = cfrplot.convergence(make_record(seconds=[2.4e-4, 3.1e-4, 5.5e-4, 7.6e-4]))
+    by_seconds = fig.axes[1]
+    fig.canvas.draw()
+    assert [label.get_text() for label in shown_tick_labels(by_seconds.xaxis, minor=True)] == [
+        r"$\mathdefault{3\times10^{-4}}$", r"$\mathdefault{5\times10^{-4}}$"]
+    by_seconds.set_xlim(0.3, 30)  # two powers of ten: they alone are labelled
+    fig.canvas.draw()
+    assert not shown_tick_labels(by_seconds.xaxis, minor=True)
+    assert len(shown_tick_labels(by_seconds.xaxis)) == 2
+
+
+def test_log_axes_over_decades_label_only_powers_of_ten():
+    rows = [*sweep_rows("a"), *sweep_rows("b", "dcfr", nash_conv=(0.5, 0.05, 0.005, 5e-4))]
+    figures = [cfrplot.convergence([make_record(), make_record("CFR", scale=3.0)]),
+               cfrplot.sweep(rows)]
+    for fig in figures:
+        fig.canvas.draw()
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                assert len(shown_tick_labels(axis)) >= 2
+                assert not shown_tick_labels(axis, minor=True)  # no crowd between decades
+
+
 # -- strategy heat maps --------------------------------------------------------------------------
 
 

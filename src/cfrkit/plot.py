@@ -35,7 +35,7 @@ try:
     from matplotlib.colors import Colormap
     from matplotlib.figure import Figure
     from matplotlib.image import AxesImage
-    from matplotlib.ticker import NullFormatter
+    from matplotlib.ticker import LogFormatterSciNotation
 except ImportError as exc:
     raise ImportError(_INSTALL_HINT) from exc
 
@@ -636,13 +636,71 @@ def _log_axes(axis, panel: str, metric: str) -> None:
     """Log-log axes with the panel's labels and a light grid."""
     axis.set_xscale("log")
     axis.set_yscale("log")
-    # on a range under a decade matplotlib labels minor ticks too, and they collide
-    axis.xaxis.set_minor_formatter(NullFormatter())
-    axis.yaxis.set_minor_formatter(NullFormatter())
+    # matplotlib's own minor labels collide on some ranges; none at all leaves a short range
+    # (seconds of a quick run: 2e-4 to 9e-4) without a number
+    axis.xaxis.set_minor_formatter(_MinorLogLabels())
+    axis.yaxis.set_minor_formatter(_MinorLogLabels())
     axis.set_xlabel(_X_LABELS[panel])
     axis.set_ylabel(_METRIC_LABELS[metric])
     axis.grid(True, which="major", alpha=0.4)
     axis.grid(True, which="minor", alpha=0.12)
+
+
+class _MinorLogLabels(LogFormatterSciNotation):
+    """Labels of a log axis's minor ticks, for when its powers of ten are too few to read it by.
+
+    With two or more powers of ten in view the minor ticks stay unlabelled: a span of decades
+    reads best by them alone. With fewer, minor ticks are labelled, the sparsest choice of
+    ``_MINOR_MANTISSAS`` that gives the axis two labels in all (every minor tick if none
+    does). The choice is made each time the ticks are drawn, from the view limits of then:
+    autoscaling settles them late, and a user may zoom or set them after the plot is made.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(labelOnlyBase=False)
+        self._labelled: frozenset[float] = frozenset()
+
+    def set_locs(self, locs: Any = None) -> None:
+        locs = np.asarray(locs if locs is not None else [], dtype=np.float64)
+        self._labelled = frozenset(self._chosen(locs).tolist())
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        # set_locs saw the same values: matplotlib formats the locations it passed there
+        return super().__call__(x, pos) if x in self._labelled else ""
+
+    def _chosen(self, locs: np.ndarray) -> np.ndarray:
+        """The minor tick locations to label, of ``locs``."""
+        low, high = sorted(self.axis.get_view_interval())
+        if not low > 0:  # no view a log axis can show yet
+            return locs[:0]
+        low, high = low * (1 - 1e-9), high * (1 + 1e-9)  # a tick at the very limit is drawn
+        majors = np.asarray(self.axis.get_majorticklocs())
+        majors_shown = int(((majors >= low) & (majors <= high)).sum())
+        locs = locs[(locs >= low) & (locs <= high)]
+        if majors_shown >= 2 or not locs.shape[0]:
+            return locs[:0]
+        leading = 10 ** (np.log10(locs) % 1.0)  # 2 for 2e-4
+        digits = np.round(leading)
+        if np.allclose(leading, digits, rtol=1e-6):
+            for mantissas in _MINOR_MANTISSAS:
+                chosen = locs[np.isin(digits, mantissas)]
+                if majors_shown + chosen.shape[0] >= 2:
+                    return chosen
+            return locs
+        # linear ticks: matplotlib's on a range too short for two log ones (1.1e-4 to
+        # 1.9e-4), as many as fit unlabelled, so long labels need every second or fifth
+        steps = np.round(locs / np.min(np.diff(locs), initial=np.inf))
+        for every in (1, 2, 5):
+            chosen = locs[steps % every == 0]
+            if chosen.shape[0] <= _MAX_LINEAR_LABELS:
+                break
+        return chosen if chosen.shape[0] >= 2 else locs
+
+
+# the minor ticks labelled on a log axis without two powers of ten in view, by leading digit,
+# sparsest first: 2 and 5 suit a range of a decade or so, 2 4 6 8 one of a few tenths
+_MINOR_MANTISSAS = ([2, 5], [2, 3, 5], [2, 4, 6, 8])
+_MAX_LINEAR_LABELS = 5  # labels like 1.25x10^-4 side by side on a panel 5 inches wide
 
 
 def _check_options(x: str, metric: str, floor: float) -> None:
