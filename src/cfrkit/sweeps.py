@@ -72,6 +72,10 @@ AT_THE_END = "at the end"
 # the object store of a local Ray instance: the rows of the runs in flight, far below this
 _OBJECT_STORE_BYTES = 128 * 2**20
 
+# how long a HOST:PORT address has to accept a connection before the sweep says no Ray cluster
+# is there (ray.init itself retries an unreachable address for minutes, saying nothing)
+_CONNECT_SECONDS = 5.0
+
 # the regret rules a ``rule`` parameter may name: the rules of the trainers of the same name
 _RULES = {
     "vanilla": RegretRule.vanilla,
@@ -450,7 +454,9 @@ def load_sweep(path: str | os.PathLike) -> "pyarrow.Table":
     """Read a sweep's table back: from its ``.parquet`` or its ``.csv`` file.
 
     Both files hold the same table; the CSV is read with the table's column types (see
-    :data:`SWEEP_COLUMNS`), so either gives the same values, floats to the last bit.
+    :data:`SWEEP_COLUMNS`), so either gives the same values, floats to the last bit. A CSV
+    that lost its end in the middle of a row (a crash while it was written) is read without
+    that row: the run it belonged to is incomplete, and a resumed sweep runs it again.
 
     Parameters
     ----------
@@ -485,7 +491,11 @@ def load_sweep(path: str | os.PathLike) -> "pyarrow.Table":
         else:
             options = pa.csv.ConvertOptions(column_types=schema, strings_can_be_null=True,
                                             quoted_strings_can_be_null=False)
-            table = pa.csv.read_csv(path, convert_options=options)
+            # an error message may span lines: without newlines_in_values, a file of more
+            # than one block (1 MiB) would fail where a newline inside quotes splits it
+            table = pa.csv.read_csv(pa.BufferReader(_whole_records(path.read_bytes())),
+                                    parse_options=pa.csv.ParseOptions(newlines_in_values=True),
+                                    convert_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:  # not a table, or damaged
         raise ValueError(f"{path} is not a cfrkit sweep table: {first_line(exc)[:120]}") from None
     if table.column_names != schema.names:
@@ -495,6 +505,30 @@ def load_sweep(path: str | os.PathLike) -> "pyarrow.Table":
         return table.cast(schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise ValueError(f"{path} is not a cfrkit sweep table: {exc}") from None
+
+
+def _whole_records(data: bytes) -> bytes:
+    """A sweep CSV's bytes without a last row cut short: up to the newline that ends its
+    last whole record.
+
+    The sweep writes the file whole (a temporary file, then a rename), but a crash while a
+    file is written or copied can leave it ending in the middle of a row, and that row alone
+    would make the whole file unreadable. Without it, its run has no ``last`` row left (a
+    run's rows are together, in order), so a resumed sweep runs it again, as after a cut at
+    the end of a line. A bad row anywhere else still fails to parse.
+    """
+    # A record ends at a newline outside quotes: an error message may hold newlines inside
+    # its quoted field, so the file's last newline alone could fall inside a field. Quotes
+    # inside a field are doubled, so a newline is outside quotes exactly when an even number
+    # of quote characters precede it.
+    quotes = data.count(b'"')
+    if data.endswith(b"\n") and quotes % 2 == 0:
+        return data  # whole: the common case
+    end = data.rfind(b"\n")
+    while end >= 0 and (quotes - data.count(b'"', end)) % 2:
+        end = data.rfind(b"\n", 0, end)
+    # no whole record at all (not even the header): the parser says what is wrong
+    return data if end < 0 else data[: end + 1]
 
 
 class _Table:
@@ -570,11 +604,46 @@ def _ray_session(address: str | None, num_cpus: int | None, runtime_env: Mapping
         # a local instance of this machine. Its object store holds only the runs' rows (a few
         # hundred bytes per check), not Ray's default of 30% of the memory in /dev/shm
         options.update(num_cpus=num_cpus, object_store_memory=_OBJECT_STORE_BYTES)
+    _check_reachable(address if address is not None else os.environ.get("RAY_ADDRESS"))
     ray.init(address=address, **options)
     try:
         yield ray
     finally:
         ray.shutdown()  # a local instance stops; a cluster is only disconnected from
+
+
+def _host_and_port(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a ``HOST:PORT`` (or ``[IPv6]:PORT``) address; None for ``auto``,
+    ``local``, ``ray://...`` and anything else Ray reads its own way."""
+    text = address.strip()
+    if text.lower() in ("auto", "local") or "://" in text:
+        return None
+    host, colon, port = text.rpartition(":")
+    if not (colon and host and port.isascii() and port.isdigit()):
+        return None
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host, int(port)
+
+
+def _check_reachable(address: str | None) -> None:
+    """ConnectionError unless something accepts a TCP connection at a ``HOST:PORT`` address
+    within :data:`_CONNECT_SECONDS`: ``ray.init`` would retry it for minutes, saying nothing.
+    Other addresses (``auto``, ``ray://...``) are left to Ray, which fails fast on them."""
+    where = None if not address else _host_and_port(address)
+    if where is None:
+        return
+    host, port = where
+    try:
+        with socket.create_connection((host, port), timeout=_CONNECT_SECONDS):
+            pass
+    except (OSError, OverflowError) as exc:  # refused, timed out, unknown host, port > 65535
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise ConnectionError(
+            f"no Ray cluster at {address.strip()} ({reason}): start Ray there "
+            f"(ray start --head --port={port} on that machine) or give the address of a "
+            "running cluster's head node"
+        ) from None
 
 
 def _crash_message(exc: BaseException) -> str:
@@ -702,6 +771,9 @@ def sweep(
         cannot be written, is under a file, or holds a table that is not a sweep's.
     ImportError
         If Ray or pyarrow is not installed (``pip install cfrkit[ray]``).
+    ConnectionError
+        Before any run, if no Ray cluster runs at ``address`` (or ``RAY_ADDRESS``): for
+        ``"HOST:PORT"``, nothing accepted a connection there within 5 seconds.
     KeyboardInterrupt
         On Ctrl-C: the runs finished so far are written, the others cancelled.
 
@@ -752,9 +824,10 @@ def sweep(
     order = {task["run_id"]: i for i, task in enumerate(runs)}
 
     paths = None if output is None else _output_paths(output)
-    previous = None
+    previous = source = None
     if paths is not None and (paths[1].exists() or paths[0].exists()):
-        previous = load_sweep(paths[1] if paths[1].exists() else paths[0])
+        source = paths[1] if paths[1].exists() else paths[0]
+        previous = load_sweep(source)
     table = _Table(previous, order)
     done = set()
     if previous is not None:
@@ -766,7 +839,7 @@ def sweep(
         done = set(ok["run_id"].to_pylist()) & set(order)
     todo = [task for task in runs if task["run_id"] not in done]
     if progress and done:
-        print(f"cfrkit sweep: {len(done)} of {len(runs)} runs already in {paths[1]}; "
+        print(f"cfrkit sweep: {len(done)} of {len(runs)} runs already in {source}; "
               f"{len(todo)} to run", file=sys.stderr, flush=True)
 
     if todo:
