@@ -299,6 +299,21 @@ def test_exported_tabular_policy_has_our_probabilities(game):
     np.testing.assert_array_equal(back.table, policy.table)
 
 
+def test_another_games_openspiel_policy_is_refused():
+    # three-player Kuhn's strings include two-player Kuhn's, as other players' states: "0pb"
+    # is player 2's there and player 0's here
+    two, three = from_openspiel("kuhn_poker"), from_openspiel("kuhn_poker(players=3)")
+    policy = random_policy(three, seed=1)
+    with pytest.raises(ValueError, match=r"^from_openspiel_policy: the policy is of OpenSpiel's "
+                                         r"kuhn_poker\(players=3\), not kuhn_poker\(\)$"):
+        from_openspiel_policy(two, to_tabular_policy(three, policy))
+    # a pyspiel policy does not know its game: its rows say it
+    with pytest.raises(ValueError, match=r"^from_openspiel_policy: the policy has rows for 36 "
+                                         r"information states kuhn_poker\(\) does not have, e\.g\. "
+                                         r"'0bb': another game's policy\?$"):
+        from_openspiel_policy(two, to_pyspiel_policy(three, policy))
+
+
 def test_a_policy_rounded_to_float32_reads_with_normalise(game):
     policy = random_policy(game, seed=3)
     tabular = to_tabular_policy(game, policy)

@@ -697,8 +697,9 @@ def from_openspiel_policy(
         A game from :func:`from_openspiel`.
     policy : open_spiel.python.policy.TabularPolicy or pyspiel.TabularPolicy
         The policy, e.g. ``pyspiel.CFRSolver(...).tabular_average_policy()``. It must have a
-        row for every information state of ``game``; probabilities of illegal actions must be
-        zero.
+        row for every information state of ``game`` and none for states the game does not
+        have (a python ``TabularPolicy`` must also be of the same OpenSpiel game);
+        probabilities of illegal actions must be zero.
     normalise : bool, optional
         Divide each row by its sum first (default ``False``: a row must sum to 1 within
         1e-9). For a policy whose rows were rounded, e.g. kept in float32.
@@ -713,8 +714,9 @@ def from_openspiel_policy(
         If ``policy`` is not an OpenSpiel tabular policy, or ``game`` was not made by
         :func:`from_openspiel`.
     ValueError
-        If the policy has no row for an information state of ``game``, or a row
-        :meth:`cfrkit.Policy.from_dict` refuses (an illegal action with a positive
+        If the policy is another game's (another OpenSpiel game, or rows for information
+        states ``game`` does not have), has no row for an information state of ``game``, or a
+        row :meth:`cfrkit.Policy.from_dict` refuses (an illegal action with a positive
         probability, a row that does not sum to 1).
     """
     pyspiel = _pyspiel()
@@ -735,11 +737,24 @@ def from_openspiel_policy(
         )
     rows = {key: {int(a): p for a, p in row.items()} for key, row in rows.items()}
     ours = compiled.game
+    theirs = getattr(policy, "game", None)  # a python TabularPolicy knows its game
+    if theirs is not None and str(theirs) != str(ours.openspiel_game):
+        raise ValueError(f"from_openspiel_policy: the policy is of OpenSpiel's {theirs}, not "
+                         f"{ours.openspiel_game}")
     for key in compiled.infoset_keys:
         if ours.openspiel_key(key) not in rows:
             raise ValueError(
                 f"the OpenSpiel policy has no row for information state {short_repr(ours.openspiel_key(key))}"
             )
+    # rows for states the game does not have: another game's policy, whose strings may name
+    # other players' states here (three-player Kuhn's "0pb" is player 2's, two-player's 0's)
+    extra = rows.keys() - {ours.openspiel_key(key) for key in compiled.infoset_keys}
+    if extra:
+        raise ValueError(
+            f"from_openspiel_policy: the policy has rows for {len(extra):,} information states "
+            f"{ours.openspiel_game} does not have, e.g. {short_repr(min(extra), 40)}: another "
+            "game's policy?"
+        )
     # where players share a string (per-player keys), OpenSpiel's one row serves them all
     return Policy.from_dict(
         compiled, {key: rows[ours.openspiel_key(key)] for key in compiled.infoset_keys},
