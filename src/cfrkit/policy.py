@@ -485,9 +485,12 @@ def load_policy(path: str | os.PathLike[str], game: Game | CompiledGame) -> Poli
 
     The file must have a row for every infoset of ``game`` and nothing else; each row must name
     actions of its infoset (labels are matched with their type: ``1``, ``1.0``, ``true`` and
-    ``"1"`` are four different labels) and pass the checks of :meth:`Policy.from_dict`. The
-    game's ``repr`` stored in the file is not checked (it is named in the error when the
-    infosets do not match); other top-level fields are ignored.
+    ``"1"`` are four different labels; an action left out gets 0, as in
+    :meth:`Policy.from_dict`) and pass the checks of :meth:`Policy.from_dict`. The game's
+    ``repr`` stored in the file is not checked (it is named in the error when the infosets do
+    not match), so a policy file moves between games with the same infosets and labels -- a
+    compiled game loaded from its file, a variant with other payoffs; other top-level fields
+    are ignored.
 
     Parameters
     ----------
