@@ -32,6 +32,11 @@ _FORMAT = "cfrkit.policy"  # the "format" marker of a policy file
 _FORMAT_VERSION = 1  # the file format version save() writes and load_policy() reads
 
 
+def _check_normalise(normalise: object) -> None:
+    if not isinstance(normalise, (bool, np.bool_)):
+        raise ValueError(f"Policy: normalise must be a bool, got {normalise!r}")
+
+
 class Policy(Mapping):
     """A behavioural strategy profile: infoset key -> {action: probability}.
 
@@ -69,8 +74,7 @@ class Policy(Mapping):
         self, game: Game | CompiledGame, table: np.ndarray, *, normalise: bool = False
     ) -> None:
         compiled = compile_game(game)
-        if not isinstance(normalise, (bool, np.bool_)):
-            raise ValueError(f"Policy: normalise must be a bool, got {normalise!r}")
+        _check_normalise(normalise)
         try:
             given = np.asarray(table)
         except (TypeError, ValueError):  # ragged or otherwise not an array
@@ -157,6 +161,7 @@ class Policy(Mapping):
             row that is negative, non-finite or does not sum to 1.
         """
         compiled = compile_game(game)
+        _check_normalise(normalise)  # also when the policy is returned as it is
         if isinstance(mapping, Policy) and mapping.game is compiled:
             return mapping
         rows = policy_rows(compiled, mapping, sums=not normalise)
