@@ -173,7 +173,8 @@ class ExternalSamplingCFR(_ActionSampling):
     ``q = (p + 1) mod P`` adds ``w_t sigma(I)`` -- OpenSpiel's "simple" averaging, in
     expectation ``pi_q(I)`` times a constant per infoset -- divided, with three or more
     players, by the sampled reach of the players other than ``p`` and ``q`` (an importance
-    weight that keeps the estimate unbiased; OpenSpiel's simple averaging omits it). Under
+    weight that keeps the constant as with two players, while those players give every action
+    a positive probability; OpenSpiel's simple averaging omits it). Under
     alternating updates ``q = 0`` is averaged after its own update of the iteration, as in
     OpenSpiel's ``ExternalSamplingMCCFRSolver``.
 
