@@ -216,9 +216,9 @@ def test_normalise_must_be_a_bool_given_by_keyword():
     for bad in (1, "yes", None):
         assert "normalise must be a bool" in rejection(game, table, normalise=bad)
         # from_dict too, also for a policy of the game, which it returns as it is
-        for given in ({"P0": [1, 1, 2], "P1": [1, 1, 1]}, Policy.uniform(game)):
+        for handed in ({"P0": [1, 1, 2], "P1": [1, 1, 1]}, Policy.uniform(game)):
             with pytest.raises(ValueError, match="normalise must be a bool"):
-                Policy.from_dict(game, given, normalise=bad)
+                Policy.from_dict(game, handed, normalise=bad)
     with pytest.raises(TypeError):
         Policy(game, table, True)  # noqa: FBT003 -- keyword-only on purpose
 
