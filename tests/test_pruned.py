@@ -1,5 +1,7 @@
 """PrunedCFR: exact zero-reach pruning, regret-based pruning, threshold pruning."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -286,6 +288,13 @@ def test_threshold_pruning_on_leduc_stays_close_to_vanilla():
 def test_threshold_is_checked(bad):
     with pytest.raises(ValueError, match=r"threshold must be a number in \[0, 1\)"):
         PrunedCFR(KuhnPoker(), threshold=bad)
+
+
+def test_a_threshold_of_minus_zero_is_zero(tmp_path):
+    trainer = PrunedCFR(KuhnPoker(), threshold=-0.0).iterate(2)
+    assert math.copysign(1.0, trainer.threshold) == 1.0  # as RegretRule does with -0.0
+    path = trainer.save(tmp_path / "t.npz")
+    assert math.copysign(1.0, cfrkit.load_trainer(path, KuhnPoker()).threshold) == 1.0
 
 
 def test_regret_pruning_flag_is_checked():

@@ -93,7 +93,7 @@ class PrunedCFR(ThreadsOption, Trainer):
         number = real_value(threshold)
         if number is None or not 0.0 <= number < 1.0:
             raise ValueError(f"threshold must be a number in [0, 1), got {short_repr(threshold)}")
-        self._threshold = number
+        self._threshold = number + 0.0  # -0.0 is 0.0: it would show in the repr and files
         self._requested_pruning = regret_pruning
         super().__init__(game, rule=rule, alternating=alternating, fixed=fixed)
         self._threads = threads
