@@ -307,6 +307,10 @@ def test_another_games_openspiel_policy_is_refused():
     with pytest.raises(ValueError, match=r"^from_openspiel_policy: the policy is of OpenSpiel's "
                                          r"kuhn_poker\(players=3\), not kuhn_poker\(\)$"):
         from_openspiel_policy(two, to_tabular_policy(three, policy))
+    # the same game loaded by another string is the same game
+    same = os_policy.TabularPolicy(pyspiel.load_game("kuhn_poker(players=2)"))
+    uniform = from_openspiel_policy(two, same)
+    np.testing.assert_array_equal(uniform.table, cfrkit.Policy.uniform(two).table)
     # a pyspiel policy does not know its game: its rows say it
     with pytest.raises(ValueError, match=r"^from_openspiel_policy: the policy has rows for 36 "
                                          r"information states kuhn_poker\(\) does not have, e\.g\. "

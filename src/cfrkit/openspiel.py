@@ -686,6 +686,15 @@ def to_tabular_policy(game: OpenSpielGame | CompiledGame, policy: Policy | Mappi
     return tabular
 
 
+def _game_and_parameters(game: Any) -> tuple:
+    """A pyspiel game's name and every parameter, defaults included: ``kuhn_poker()`` and
+    ``kuhn_poker(players=2)`` are one game, though their strings differ."""
+    try:
+        return game.get_type().short_name, game.get_parameters()
+    except AttributeError:  # not a pyspiel game: its string is all there is
+        return (str(game),)
+
+
 def from_openspiel_policy(
     game: OpenSpielGame | CompiledGame, policy: Any, *, normalise: bool = False
 ) -> Policy:
@@ -738,7 +747,8 @@ def from_openspiel_policy(
     rows = {key: {int(a): p for a, p in row.items()} for key, row in rows.items()}
     ours = compiled.game
     theirs = getattr(policy, "game", None)  # a python TabularPolicy knows its game
-    if theirs is not None and str(theirs) != str(ours.openspiel_game):
+    if theirs is not None and _game_and_parameters(theirs) != _game_and_parameters(
+            ours.openspiel_game):
         raise ValueError(f"from_openspiel_policy: the policy is of OpenSpiel's {theirs}, not "
                          f"{ours.openspiel_game}")
     for key in compiled.infoset_keys:
