@@ -119,7 +119,7 @@ def _payoff_matrix(name: str, argument: str, payoff) -> np.ndarray:
     and ``True`` as numbers, which a game's utilities may not be either)."""
     try:
         array = np.asarray(payoff)
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         reason = "rows of different lengths" if "inhomogeneous" in str(exc) else "not numbers"
         raise GameError(f"{name}: {argument} is not a matrix of numbers ({reason})") from exc
     if not (isinstance(payoff, np.ndarray) and payoff.dtype.kind in "iuf"):
