@@ -1,5 +1,4 @@
-"""Policies on big games outside the kernels: writing and reading policy files, and policies
-given as dicts.
+"""Policies on big games outside the kernels: policy files, and policies given as dicts.
 
 For each game, one process compiles it (through ``--cache-dir``, so later runs load it), trains
 ``CFRPlus`` for 3 iterations on one thread, and times, best of ``--repeats``:
