@@ -161,10 +161,8 @@ def test_an_address_with_nothing_there_fails_before_ray_init(tmp_path, capsys, m
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     address = f"127.0.0.1:{_free_port()}"
     grid = dict(games="kuhn", trainers="cfr+", max_iterations=5, output=tmp_path / "o")
-    started = time.monotonic()
     with pytest.raises(ConnectionError) as info:
         cfrkit.sweep(**grid, address=address)
-    assert time.monotonic() - started < 30  # a hang guard: a refused connection is immediate
     message = str(info.value)
     assert message == (f"no Ray cluster at {address} (Connection refused): start Ray there "
                        f"(ray start --head --port={address.split(':')[1]} on that machine) or "
