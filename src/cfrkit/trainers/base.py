@@ -611,7 +611,8 @@ class _SolveRun:
         self.training_seconds.append(self.training)
         self.nash_conv.append(nash_conv)
         if self.bar is not None:
-            self.bar.set_postfix_str(f"NashConv {nash_conv:.3g}", refresh=False)
+            # named with its iteration: the bar's count moves on while the next chunk trains
+            self.bar.set_postfix_str(f"NashConv {nash_conv:.3g} at {self.trainer.iteration:,}")
         if self.target is not None and nash_conv <= self.target:
             self.stopped = "target"
         elif (self.max_iterations is not None and self.done() >= self.max_iterations) or (
