@@ -11,7 +11,7 @@ from cfrkit import PrunedCFR, VanillaCFR, compile_game
 from cfrkit._kernels import regret_pruning
 from cfrkit.games import RPSLS, KuhnPoker, LeducPoker, RockPaperScissors
 
-from random_games import random_games
+from random_games import RandomGame, random_games
 from spec_game import C, D, SpecGame, T
 
 BUILTIN = {
@@ -300,3 +300,18 @@ def test_a_threshold_of_minus_zero_is_zero(tmp_path):
 def test_regret_pruning_flag_is_checked():
     with pytest.raises(ValueError, match="regret_pruning"):
         PrunedCFR(KuhnPoker(), regret_pruning=1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_player_games_run_without_regret_based_pruning(seed):
+    # its settlement reads an opponent's reach: a one-player game has none (it read past the
+    # arrays and crashed the interpreter)
+    game = RandomGame(seed=seed, num_players=1, max_depth=6, max_nodes=120)
+    trainer = PrunedCFR(game)
+    assert not trainer.regret_pruning
+    vanilla = VanillaCFR(game).iterate(50)
+    trainer.iterate(50)
+    for key, row in vanilla.average_policy().items():
+        assert trainer.average_policy()[key] == pytest.approx(row, abs=1e-12)
+    with pytest.raises(ValueError, match="this game has 1 player$"):
+        PrunedCFR(game, regret_pruning=True)

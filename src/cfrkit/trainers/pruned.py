@@ -151,9 +151,10 @@ def _regret_pruning_switch(requested: bool | None, rule: RegretRule, players: in
             "its settlement adds to plain regret sums and reads the opponent's unweighted "
             f"sequence weights, so it needs the vanilla rule, not {rule!r}"
         )
-    if players > 2:
+    if players != 2:  # one player: no opponent whose reach to read (it read past the arrays)
         reasons.append(
-            f"its settlement needs the summed reach of one opponent; this game has {players} players"
+            "its settlement needs the summed reach of one opponent; this game has "
+            f"{players} player{'s' if players > 1 else ''}"
         )
     if reasons and requested:
         raise ValueError("regret_pruning=True is unsound here: " + "; ".join(reasons))
