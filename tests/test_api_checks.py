@@ -204,6 +204,26 @@ def test_a_subclass_of_a_built_in_game_sets_what_it_likes_while_it_is_made():
         copy.deepcopy(game).deal = "independent"  # copies are made too
 
 
+def test_game_classes_show_their_own_signature():
+    # the metaclass that fixes attributes has a __call__(*args, **kwargs) of its own
+    import inspect
+
+    assert str(inspect.signature(KuhnPoker)) == (
+        "(players: 'int' = 2, *, max_bets: 'int' = 1, deal: 'str' = 'deck')"
+    )
+    assert str(inspect.signature(LeducPoker)) == "()"
+
+    class Dice(cfrkit.FixedAttributes, cfrkit.Game):
+        num_players = 2
+
+        def __init__(self, sides: int, *, seed=None) -> None:
+            self.sides = sides
+
+        def root(self): ...
+
+    assert str(inspect.signature(Dice)) == "(sides: 'int', *, seed=None)"
+
+
 # -- errors that name what is wrong -----------------------------------------------------------
 
 

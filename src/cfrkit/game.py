@@ -164,6 +164,17 @@ class _FixedOnceMade(abc.ABCMeta):
         object.__setattr__(game, "_cfrkit_made", True)
         return game
 
+    @property
+    def __signature__(cls):
+        # inspect would read the ``__call__`` above, (*args, **kwargs): show ``__init__``'s
+        import inspect
+
+        if cls.__init__ is object.__init__:
+            return inspect.Signature()
+        signature = inspect.signature(cls.__init__)
+        return signature.replace(parameters=list(signature.parameters.values())[1:],
+                                 return_annotation=inspect.Signature.empty)
+
 
 class FixedAttributes(metaclass=_FixedOnceMade):
     """A mixin for games whose attributes are their rules: once the game is made, its public
