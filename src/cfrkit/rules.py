@@ -31,7 +31,7 @@ Linear CFR is Discounted CFR(1, 1, 1): multiplying the sum by ``t / (t + 1)`` ev
 leaves ``sum_t t r^t / (T + 1)``, the linearly weighted sum up to a scale regret matching
 ignores (OpenSpiel's ``LCFRSolver`` is built the same way). In DCFR+ and PDCFR+ the discount is
 applied after the floor, so that PDCFR+'s prediction is added to the discounted regret
-(``[R^{t-1} d(t) + r^t]^+`` in the papers' indexing is our ``R^{t-1}`` before its discount).
+(the paper's ``R^t = [R^{t-1} d(t-1) + r^t]^+`` is our ``R^t`` before its discount ``d(t)``).
 
 A rule with different schedules -- a time-varying exponent, say -- is a subclass overriding
 :meth:`RegretRule.schedule`, which returns the three per-iteration factors as arrays; the

@@ -256,15 +256,14 @@ class OutcomeSamplingCFR(_ActionSampling):
     Each iteration makes one pass per player ``p``, in turn, along ONE sampled terminal history
     ``z``: at ``p``'s nodes the action is drawn from the exploring strategy
     ``s(a) = e / |A| + (1 - e) sigma(a)`` (``e`` = ``exploration``), elsewhere from the current
-    strategy or the chance probabilities. With ``q(z)`` the probability of sampling ``z`` and
-    ``u`` its utility for ``p``, at each history ``h`` of ``p`` on the path, with sampled
-    action ``a*``,
+    strategy or the chance probabilities. With ``q(z) = q(h) q(h, z)`` the probability of
+    sampling ``z`` (its parts to and from ``h``) and ``u`` its utility for ``p``, at each
+    history ``h`` of ``p`` on the path, with sampled action ``a*``,
 
     .. math::
 
-        \\tilde r(I, a) = \\frac{\\pi_{-p}(h)}{q(h)} \\left(
-            [a = a^*] \\, \\frac{\\pi(h a^*, z)\\, u}{q(h a^*, z)}
-            - \\frac{\\pi(h, z)\\, u}{q(h, z)} \\right),
+        \\tilde r(I, a) = \\frac{\\pi_{-p}(h)}{q(h)} \\, \\frac{u}{q(h, z)} \\left(
+            [a = a^*] \\, \\pi(h a^*, z) - \\pi(h, z) \\right),
 
     an unbiased estimate of CFR's regret (``pi_{-p} / q`` on the path is ``1 / q_p(h)``, the
     inverse of ``p``'s own sampling probabilities: chance's and the others' cancel). The
