@@ -28,10 +28,13 @@ a few seconds. Figures go to ``--out`` (default ``examples/output/openspiel_repo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import sys
 import time
 from pathlib import Path
 
+from _common import _Tee, header  # examples/_common.py, beside this script
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -141,6 +144,14 @@ def main(argv: list[str] | None = None) -> None:
     quick = args.quick or os.environ.get(QUICK_ENV, "") not in ("", "0")
     out = args.out or Path(__file__).resolve().parent / "output" / Path(__file__).stem
     out.mkdir(parents=True, exist_ok=True)
+    args.quick = quick
+    with open(out / "output.txt", "w") as log, contextlib.redirect_stdout(_Tee(sys.stdout, log)):
+        print(header(Path(__file__).stem, args))
+        _reproduce(out, quick)
+
+
+def _reproduce(out: Path, quick: bool) -> None:
+    """Print the comparison and write the figures into ``out``."""
 
     # game -> (cfrkit game, OpenSpiel name, iterations, OpenSpiel cross-check points per solver)
     if quick:

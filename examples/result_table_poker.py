@@ -26,11 +26,14 @@ a few seconds. Figures go to ``--out`` (default ``examples/output/result_table_p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import sys
 import time
 from fractions import Fraction
 from pathlib import Path
 
+from _common import _Tee, header  # examples/_common.py, beside this script
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -309,6 +312,14 @@ def main(argv: list[str] | None = None) -> None:
     quick = args.quick or os.environ.get(QUICK_ENV, "") not in ("", "0")
     out = args.out or Path(__file__).resolve().parent / "output" / Path(__file__).stem
     out.mkdir(parents=True, exist_ok=True)
+    args.quick = quick
+    with open(out / "output.txt", "w") as log, contextlib.redirect_stdout(_Tee(sys.stdout, log)):
+        print(header(Path(__file__).stem, args))
+        _reproduce(args, out, quick)
+
+
+def _reproduce(args: argparse.Namespace, out: Path, quick: bool) -> None:
+    """Print the comparison and write the figures into ``out``."""
     max_games = int(args.max_games or (10**6 if quick else 10**9))
     seeds = args.seeds or ([1] if quick else [1, 2, 3])
     cfr_iterations = 1000 if quick else 100_000

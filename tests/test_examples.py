@@ -37,6 +37,8 @@ def test_example_runs_quick_and_writes_figures(script, tmp_path):
         f"{script.name} exited with {result.returncode}\n--- stdout (tail)\n"
         f"{result.stdout[-3000:]}\n--- stderr (tail)\n{result.stderr[-3000:]}"
     )
+    log = out / "output.txt"  # what the script printed, beside its figures
+    assert log.is_file() and result.stdout.strip() and result.stdout in log.read_text()
     figures = sorted(out.rglob("*.png"))
     assert figures, f"{script.name} wrote no PNG into --out {out}"
     empty = [f.name for f in figures if f.stat().st_size == 0]
