@@ -79,10 +79,16 @@ def marks(n: int, count: int = 60, decades: bool = True) -> np.ndarray:
     return np.unique(np.concatenate([points, powers[powers <= n], [n]]))
 
 
+def display_path(path: Path) -> Path:
+    """``path`` as printed: relative to the working directory where it can be (no home
+    folder in committed outputs)."""
+    path = path.resolve()
+    with contextlib.suppress(ValueError):
+        path = path.relative_to(Path.cwd().resolve())
+    return path
+
+
 def save(fig, path: Path) -> None:
     fig.savefig(path, dpi=100)
     plt.close(fig)
-    shown = path.resolve()
-    with contextlib.suppress(ValueError):  # relative to the working directory where it can be
-        shown = shown.relative_to(Path.cwd().resolve())
-    print(f"[figure] {shown}")
+    print(f"[figure] {display_path(path)}")

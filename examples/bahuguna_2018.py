@@ -350,7 +350,7 @@ def threads_section() -> None:
     table(rows, ["game", "report: 1 thread (s)", "report: OpenMP (s)", "report's speedup"])
     print("\nEvery cfrkit number here is one core. cfrkit's trainers take threads=, but run "
           "games under 50,000 nodes on\none thread whatever it says: forced onto two, its "
-          "parallel passes are 12 to 95 times slower on Kuhn\n(docs/trainers.md, Threads). "
+          "parallel passes are 10 to 60 times slower on Kuhn\n(docs/trainers.md, Threads). "
           "The report found the same on trees this small: assigning threads to the few\nnodes "
           "of each level cost more than the work they shared.")
 

@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import _Tee, header  # examples/_common.py, beside this script
+from _common import _Tee, display_path, header  # examples/_common.py, beside this script
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -278,7 +278,7 @@ def _reproduce(out: Path, quick: bool) -> None:
         last = int(next(iter(records.values())).iterations[-1])
         print(f"{label}: after {last:,} iterations, exploitability "
               + ", ".join(f"{n} {v:.1e}" for n, v in final.items()) + f"; lowest: {best}.")
-    print(f"figures: {', '.join(sorted(p.name for p in out.glob('*.png')))} in {out}")
+    print(f"figures: {', '.join(sorted(p.name for p in out.glob('*.png')))} in {display_path(out)}")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from _common import _Tee, header  # examples/_common.py, beside this script
+from _common import _Tee, display_path, header  # examples/_common.py, beside this script
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -582,7 +582,7 @@ def _reproduce(args: argparse.Namespace, out: Path, quick: bool) -> None:
     else:
         print("  It has not climbed back up in this run; a longer run (the full run: 10^9 games "
               "per seed) shows whether it settles.")
-    print(f"\nfigures: {', '.join(sorted(p.name for p in out.glob('*.png')))} in {out}")
+    print(f"\nfigures: {', '.join(sorted(p.name for p in out.glob('*.png')))} in {display_path(out)}")
 
 
 if __name__ == "__main__":
