@@ -204,6 +204,27 @@ def test_a_subclass_of_a_built_in_game_sets_what_it_likes_while_it_is_made():
         copy.deepcopy(game).deal = "independent"  # copies are made too
 
 
+def test_results_hold_read_only_arrays():
+    # a record or an evaluation says what was measured: nobody edits it afterwards by accident
+    game = KuhnPoker()
+    record = cfrkit.CFRPlus(game).solve(max_iterations=20)
+    evaluation = cfrkit.evaluate(game, cfrkit.Policy.uniform(game))
+    arrays = [getattr(record, name) for name in
+              ("iterations", "seconds", "training_seconds", "nash_conv", "exploitability")]
+    arrays += [evaluation.values, evaluation.player_improvements, evaluation.best_response_values]
+    for array in arrays:
+        with pytest.raises(ValueError, match="read-only"):
+            array[-1] = 0
+        with pytest.raises(ValueError, match="cannot set WRITEABLE flag"):
+            array.setflags(write=True)
+    assert record.iterations.dtype == np.int64 and record.nash_conv.dtype == np.float64
+    # built by hand from the caller's arrays: copies, the caller's stay writable
+    mine = np.array([0.5, 0.25])
+    copy_ = cfrkit.SolveRecord("X", "g", np.array([1, 2]), mine, mine, mine, None, "target", 0.0)
+    mine[0] = 9.0
+    assert copy_.seconds[0] == 0.5 and copy_.exploitability is None
+
+
 def test_game_classes_show_their_own_signature():
     # the metaclass that fixes attributes has a __call__(*args, **kwargs) of its own
     import inspect

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _threads
+from ._frozen import frozen_copy
 from ._kernels import best_response as _br
 from ._kernels import parallel as _parallel
 from ._notice import compile_notice
@@ -93,8 +94,8 @@ class BestResponse(_BestResponseFields):
 class Evaluation:
     """Everything :func:`evaluate` measures about one policy.
 
-    Two evaluations are equal (``==``) when every field holds the same numbers; an evaluation
-    is not hashable (its arrays are not).
+    Its arrays are read-only. Two evaluations are equal (``==``) when every field holds the
+    same numbers; an evaluation is not hashable (its arrays are not).
 
     Attributes
     ----------
@@ -116,6 +117,10 @@ class Evaluation:
     player_improvements: np.ndarray
     values: np.ndarray
     best_response_values: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name in ("player_improvements", "values", "best_response_values"):
+            object.__setattr__(self, name, frozen_copy(getattr(self, name), np.float64))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Evaluation):

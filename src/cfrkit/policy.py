@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ._files import replacing
+from ._frozen import frozen_copy
 from ._numbers import integer_value
 from ._text import short_repr
 from .game import Game
@@ -87,10 +88,10 @@ class Policy(Mapping):
         # the data lives in an immutable bytes object (a copy, checked after copying): an array
         # over it can never be made writable, as an array owning its data could be, and .table
         # hands out fresh arrays over it, so no caller holds the array this policy reads
-        private = _frozen(np.ascontiguousarray(given, dtype=np.float64))
+        private = frozen_copy(given, np.float64)
         _check_entries(compiled, private)
         if normalise:
-            private = _frozen(_normalised(compiled, private))
+            private = frozen_copy(_normalised(compiled, private))
         _check_sums(compiled, private)
         object.__setattr__(self, "_game", compiled)
         object.__setattr__(self, "_table", private)
@@ -387,11 +388,6 @@ class Policy(Mapping):
             lines.append('  "infosets": []')
         lines.append("}")
         return "\n".join(lines) + "\n"
-
-
-def _frozen(values: np.ndarray) -> np.ndarray:
-    """A read-only copy of ``values`` whose base is an immutable ``bytes`` object."""
-    return np.frombuffer(values.tobytes(), dtype=np.float64)
 
 
 def _slot_name(compiled: CompiledGame, slot: int) -> str:

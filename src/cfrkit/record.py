@@ -7,12 +7,14 @@ from typing import Any
 
 import numpy as np
 
+from ._frozen import frozen_copy
+
 __all__ = ["SolveRecord"]
 
 
 @dataclass(frozen=True, eq=False)
 class SolveRecord:
-    """How a run converged: one entry per check of the average policy.
+    """How a run converged: one entry per check of the average policy (read-only arrays).
 
     Attributes
     ----------
@@ -47,6 +49,15 @@ class SolveRecord:
     exploitability: np.ndarray | None
     stopped: str
     evaluation_seconds: float
+
+    def __post_init__(self) -> None:
+        # a record says what a run measured: its arrays are read-only copies
+        for name, dtype in (("iterations", np.int64), ("seconds", np.float64),
+                            ("training_seconds", np.float64), ("nash_conv", np.float64),
+                            ("exploitability", np.float64)):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, frozen_copy(value, dtype))
 
     @property
     def final_nash_conv(self) -> float:

@@ -7,6 +7,7 @@ from collections.abc import Hashable, Iterable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._frozen import frozen_copy
 from .._numbers import real_value
 from .._text import short_repr
 from ..game import FixedAttributes, Game, GameError, History
@@ -82,8 +83,8 @@ class MatrixGame(FixedAttributes, Game):
                 )
         # the rules, fixed once the game is made: over immutable bytes, so not even
         # setflags(write=True) can open them again
-        self.row_payoff = np.frombuffer(row.tobytes(), dtype=np.float64).reshape(shape)
-        self.column_payoff = np.frombuffer(column.tobytes(), dtype=np.float64).reshape(shape)
+        self.row_payoff = frozen_copy(row, np.float64)
+        self.column_payoff = frozen_copy(column, np.float64)
 
     def root(self) -> History:
         return _MatrixHistory(self, ())
