@@ -133,6 +133,9 @@ def test_a_string_two_players_share_gives_per_player_keys(coin_rps):
     compiled = compile_game(coin_rps)
     assert sorted(compiled.infoset_keys) == ["p0|coin 0", "p0|coin 1", "p1|coin 0", "p1|coin 1"]
     assert [coin_rps.openspiel_key(k) for k in compiled.infoset_keys].count("coin 0") == 2
+    for key in ("coin 0", "q0|coin 0", "p|coin 0", 3):  # an IndexError or passed through before
+        with pytest.raises(ValueError, match="key"):
+            coin_rps.openspiel_key(key)
 
 
 def test_games_whose_strings_name_the_player_keep_openspiel_keys():

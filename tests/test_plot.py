@@ -332,6 +332,8 @@ def test_strategy_rejects_bad_arguments(kuhn_policy):
         cfrplot.strategy(kuhn_policy, max_infosets=0)
     with pytest.raises(TypeError, match="cfrkit.Policy"):
         cfrplot.strategy(kuhn_policy.to_dict())
+    with pytest.raises(ValueError, match="annotate must be a bool, got 'no'"):
+        cfrplot.strategy(kuhn_policy, annotate="no")
 
 
 def test_figures_save_as_png(tmp_path, kuhn_policy):

@@ -448,8 +448,10 @@ def test_format_table_aligns_by_position_when_labels_differ():
         "first   player 0  x: 0.25     yy: 0.75\n"
         "second  player 1  long: 1.00  z: 0.00   w: 0.00"
     )
-    with pytest.raises(ValueError, match="digits must be a non-negative integer"):
-        policy.format_table(digits=-1)
+    for digits in (-1, 21, 2**70, 2.0, True):  # 2**70 leaked Python's format error
+        with pytest.raises(ValueError, match=r"digits must be an integer in \[0, 20\]"):
+            policy.format_table(digits=digits)
+    assert policy.format_table(digits=20).count("0.25000000000000000000") == 1
 
 
 def test_format_table_keeps_each_rows_order_when_its_labels_are_another_rows_in_another_order():

@@ -214,6 +214,10 @@ def test_schedule_is_the_formula():
     np.testing.assert_array_equal(RegretRule().schedule(t), np.ones((3, 3)))
     # a huge exponent is no discount at all, not an overflow
     assert RegretRule(alpha=1e6).schedule(np.array([5.0]))[0, 0] == 1.0
+    # iterations count from 1 (t = 0 or -1 gave nan rows, a 2-D array numpy's broadcast error)
+    for bad in (np.array([[1.0, 2.0]]), np.array([0.0, -1.0]), ["x"], np.array([np.inf])):
+        with pytest.raises(ValueError, match="iterations must be a 1-D array of iteration numbers"):
+            RegretRule.discounted().schedule(bad)
 
 
 def test_linear_cfr_regrets_are_the_linearly_weighted_sum():

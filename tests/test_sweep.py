@@ -542,6 +542,10 @@ def test_bad_grids_are_refused_before_anything_runs(tmp_path):
          f"afile/x: {tmp_path}/afile is a file, not a folder"),
         (dict(games="kuhn(players=1000000)", trainers="cfr+", **limits),
          "players must be at most 6, got 1000000"),
+        (dict(games="kuhn", trainers="cfr+", runtime_env=[1], **limits),
+         "runtime_env must be a dict"),
+        (dict(games="kuhn", trainers="cfr+", progress="no", **limits),  # would have shown it
+         "progress must be a bool, got 'no'"),
     ]
     for kwargs, message in cases:
         with pytest.raises(ValueError) as info:

@@ -227,8 +227,28 @@ class OpenSpielGame(FixedAttributes, Game):
         key : str
             An infoset key of this game (``"p{player}|{string}"`` when
             :attr:`keys_per_player` is set, else the string itself).
+
+        Returns
+        -------
+        str
+            The key without its ``"p{player}|"`` prefix, or the key itself.
+
+        Raises
+        ------
+        ValueError
+            If ``key`` is not a string, or lacks the prefix :attr:`keys_per_player` asks for.
         """
-        return key.split("|", 1)[1] if self.keys_per_player else key
+        if not isinstance(key, str):
+            raise ValueError(f"key must be an infoset key (a str), got {short_repr(key)}")
+        if not self.keys_per_player:
+            return key
+        prefix, bar, string = key.partition("|")
+        if not (bar and prefix[:1] == "p" and prefix[1:].isdigit()):
+            raise ValueError(
+                f"key {short_repr(key)} is not one of this game's: with keys_per_player its keys "
+                "are 'p{player}|{information-state string}'"
+            )
+        return string
 
     def __repr__(self) -> str:
         return f"from_openspiel({self.name!r})"

@@ -44,6 +44,7 @@ from ._text import short_repr
 from .policy import Policy
 from .record import SolveRecord
 from .sweeps import _plain, _setting_label, load_sweep
+from .trainers.base import check_bool
 
 __all__ = ["convergence", "strategy", "sweep"]
 
@@ -327,6 +328,8 @@ def strategy(
         raise TypeError(f"policy must be a cfrkit.Policy, got {type(policy).__name__}")
     if max_infosets is not None and (integer_value(max_infosets) is None or max_infosets < 1):
         raise ValueError(f"max_infosets must be a positive integer or None, got {max_infosets!r}")
+    if annotate is not None:
+        annotate = check_bool("annotate", annotate)
     compiled = policy.game
     by_player: dict[int, list[str]] = {p: [] for p in range(compiled.num_players)}
     for key in compiled.infoset_keys:

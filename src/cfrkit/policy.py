@@ -236,7 +236,7 @@ class Policy(Mapping):
         Parameters
         ----------
         digits : int, optional
-            Decimals shown per probability (default 3).
+            Decimals shown per probability, 0 to 20 (default 3).
 
         Returns
         -------
@@ -252,8 +252,8 @@ class Policy(Mapping):
         P0  player 0  rock: 0.33  paper: 0.33  scissors: 0.33
         P1  player 1  rock: 0.33  paper: 0.33  scissors: 0.33
         """
-        if integer_value(digits) is None or digits < 0:
-            raise ValueError(f"digits must be a non-negative integer, got {digits!r}")
+        if integer_value(digits) is None or not 0 <= digits <= 20:  # past 20: rounding only
+            raise ValueError(f"digits must be an integer in [0, 20], got {short_repr(digits)}")
         compiled = self._game
         order = self._sorted_infosets()
         if not order:

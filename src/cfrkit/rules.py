@@ -287,7 +287,13 @@ class RegretRule:
             other schedules; the trainers check the ranges (a subclass's discounts must lie in
             ``[2^-1022, 1]`` and its weights in ``[0, 2^907]``).
         """
-        t = np.asarray(iterations, dtype=np.float64)
+        try:
+            t = np.asarray(iterations, dtype=np.float64)
+        except (TypeError, ValueError):
+            t = None
+        if t is None or t.ndim != 1 or not np.all(t >= 1.0) or not np.all(np.isfinite(t)):
+            raise ValueError(f"iterations must be a 1-D array of iteration numbers t >= 1, got "
+                             f"{short_repr(iterations)}")
         factors = np.empty((t.shape[0], 3))
         factors[:, 0] = _discount(t, self.alpha)
         factors[:, 1] = _discount(t, self.beta)

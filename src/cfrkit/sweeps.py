@@ -40,7 +40,7 @@ from ._files import cannot_write_in, file_in_the_way, replacing
 from ._numbers import integer_value, real_value
 from ._text import counted, first_line, short_repr
 from .rules import RegretRule
-from .trainers.base import MAX_SEED
+from .trainers.base import MAX_SEED, check_bool
 from .tree.store import check_cache_dir
 
 if TYPE_CHECKING:  # the extra: imported when a sweep runs
@@ -812,6 +812,10 @@ def sweep(
         raise ValueError(f"cpus_per_run must be a positive number, got {short_repr(given)}")
     if address is not None and not isinstance(address, str):
         raise ValueError(f"address must be a string such as 'auto', got {short_repr(address)}")
+    if runtime_env is not None and not isinstance(runtime_env, Mapping):
+        raise ValueError(f"runtime_env must be a dict (Ray's runtime_env), got "
+                         f"{short_repr(runtime_env)}")
+    progress = check_bool("progress", progress)
     if cache_dir is not None:
         check_cache_dir(cache_dir)
         blocking = file_in_the_way(cache_dir)
