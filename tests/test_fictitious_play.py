@@ -253,8 +253,10 @@ def test_iterate_refuses_to_pass_the_iteration_limit():
 
 @pytest.mark.parametrize("game", [None, "kuhn_poker", 3, KuhnPoker])
 def test_refuses_what_is_not_a_game(game):
-    with pytest.raises(TypeError, match="expected a cfrkit.Game"):
+    with pytest.raises(TypeError, match="game must be a cfrkit.Game") as info:
         FictitiousPlay(game)
+    if game is KuhnPoker:  # the class for an object: said so
+        assert "got the class KuhnPoker (make one: KuhnPoker(...))" in str(info.value)
 
 
 def test_exported():

@@ -188,22 +188,22 @@ class RegretRule:
 
     # -- presets ------------------------------------------------------------------------------
     @classmethod
-    def vanilla(cls) -> "RegretRule":
+    def vanilla(cls) -> RegretRule:
         """Plain sums and a uniform average (Zinkevich et al. 2007)."""
         return cls()
 
     @classmethod
-    def cfr_plus(cls) -> "RegretRule":
+    def cfr_plus(cls) -> RegretRule:
         """Regret matching+ and linear averaging: CFR+ (Tammelin 2014)."""
         return cls(floor=True, gamma=1.0)
 
     @classmethod
-    def linear(cls) -> "RegretRule":
+    def linear(cls) -> RegretRule:
         """Linear CFR: regrets and average weighted by ``t`` (Brown & Sandholm 2019)."""
         return cls(alpha=1.0, beta=1.0, gamma=1.0)
 
     @classmethod
-    def discounted(cls, alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> "RegretRule":
+    def discounted(cls, alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> RegretRule:
         """Discounted CFR(alpha, beta, gamma); the defaults are the paper's (Brown & Sandholm 2019).
 
         Parameters
@@ -220,12 +220,12 @@ class RegretRule:
         return cls(alpha=alpha, beta=beta, gamma=gamma)
 
     @classmethod
-    def predictive_plus(cls) -> "RegretRule":
+    def predictive_plus(cls) -> RegretRule:
         """Predictive CFR+: predictive regret matching+, quadratic averaging (Farina et al. 2021)."""
         return cls(floor=True, gamma=2.0, predictive=True)
 
     @classmethod
-    def dcfr_plus(cls, alpha: float = 1.5, gamma: float = 4.0) -> "RegretRule":
+    def dcfr_plus(cls, alpha: float = 1.5, gamma: float = 4.0) -> RegretRule:
         """DCFR+: regret matching+ with discounted positive regrets (Xu et al. 2024).
 
         Parameters
@@ -239,7 +239,7 @@ class RegretRule:
         return cls(floor=True, alpha=alpha, gamma=gamma)
 
     @classmethod
-    def pdcfr_plus(cls, alpha: float = 2.3, gamma: float = 5.0) -> "RegretRule":
+    def pdcfr_plus(cls, alpha: float = 2.3, gamma: float = 5.0) -> RegretRule:
         """PDCFR+: predictive DCFR+ (Xu et al. 2024).
 
         Parameters

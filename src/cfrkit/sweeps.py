@@ -450,7 +450,7 @@ def _output_paths(output: str | os.PathLike) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".parquet")
 
 
-def load_sweep(path: str | os.PathLike) -> "pyarrow.Table":
+def load_sweep(path: str | os.PathLike) -> pyarrow.Table:
     """Read a sweep's table back: from its ``.parquet`` or its ``.csv`` file.
 
     Both files hold the same table; the CSV is read with the table's column types (see
@@ -671,7 +671,7 @@ def sweep(
     runtime_env: Mapping[str, Any] | None = None,
     progress: bool = False,
     cache_dir: str | os.PathLike[str] | None = None,
-) -> "pyarrow.Table":
+) -> pyarrow.Table:
     """Run every game x trainer x parameter x seed to a stopping rule, on Ray; one table.
 
     Each point of the grid is one run: the worker builds the game from its name, compiles it,

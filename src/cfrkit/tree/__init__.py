@@ -114,6 +114,8 @@ def compile_game(
 
     Raises
     ------
+    TypeError
+        If ``game`` is not a :class:`~cfrkit.Game` object (the class itself, say).
     GameError
         If the game breaks a rule or the limits; the message names the offending method and
         history (its action path from the root, trimmed, and its ``repr``) and stays short.
@@ -130,7 +132,10 @@ def compile_game(
         directory).
     """
     if not isinstance(game, (Game, CompiledGame)):
-        raise TypeError(f"expected a cfrkit.Game, got {type(game).__name__}")
+        if isinstance(game, type) and issubclass(game, Game):  # KuhnPoker for KuhnPoker()
+            raise TypeError(f"game must be a cfrkit.Game object, got the class {game.__name__} "
+                            f"(make one: {game.__name__}(...))")
+        raise TypeError(f"game must be a cfrkit.Game, got {type(game).__name__}")
     given_nodes, given_memory = max_nodes, max_memory
     max_nodes = integer_value(max_nodes)
     if max_nodes is None or max_nodes < 1:
