@@ -907,3 +907,56 @@ def test_a_cache_dir_under_a_file_warns_in_a_line_that_says_so(tmp_path):
             assert compile_game(KuhnPoker(players=3), cache_dir=folder).num_infosets == 48
         assert f"cache_dir {folder}: {tmp_path / 'afile'} is a file, not a folder" in str(
             warned[0].message)  # not mkdir's "File exists"
+
+
+# -- fingerprints that do not depend on the process ---------------------------------------------
+
+
+def _labelled(*labels):
+    """A game whose one infoset has these action labels."""
+    return SpecGame(D(0, "k", *((label, T(float(i), -float(i))) for i, label in enumerate(labels))))
+
+
+def _fingerprint_in_a_process(code: str, **env: str) -> str:
+    import subprocess
+
+    tests = os.path.dirname(__file__)
+    script = (f"import sys; sys.path.insert(0, {tests!r})\nimport cfrkit, numpy as np\n"
+              f"from spec_game import D, SpecGame, T\nfrom test_store import _labelled\n{code}\n"
+              "print(cfrkit.compile_game(game).fingerprint)")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env={**os.environ, "CFRKIT_QUIET": "1", **env}, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout.strip()
+
+
+def test_a_frozenset_labels_fingerprint_is_the_same_under_any_hash_seed():
+    # its repr's order follows the string hashes: checkpoints then failed to load elsewhere
+    code = "game = _labelled(frozenset({'a', 'b', 'c', 'd'}), frozenset({'e'}))"
+    prints = {_fingerprint_in_a_process(code, PYTHONHASHSEED=str(seed)) for seed in (1, 2, 3)}
+    assert len(prints) == 1
+
+
+def test_numpy_scalar_labels_fingerprint_does_not_follow_numpys_print_options():
+    # NumPy 2 prints np.int64(3), NumPy 1 (or legacy="1.25") 3: files would read as damaged
+    compiled = compile_game(_labelled(np.int64(3), np.float32(0.5), np.str_("x"), (np.int8(1),)))
+    parts = compiled.tree, compiled.infoset_keys, compiled.infoset_actions
+    with np.printoptions(legacy="1.25"):
+        assert fingerprint(*parts) == compiled.fingerprint
+    # and a plain label of the same value is another game
+    assert compile_game(_labelled(3, 0.5, "x", (1,))).fingerprint != compiled.fingerprint
+
+
+def test_labels_with_the_default_repr_fingerprint_without_their_address():
+    class Token:  # equal by value, printed with its address
+        def __init__(self, name):
+            self.name = name
+
+        def __eq__(self, other):
+            return isinstance(other, Token) and other.name == self.name
+
+        def __hash__(self):
+            return hash(self.name)
+
+    first = compile_game(_labelled(Token("a"), Token("b"))).fingerprint
+    assert compile_game(_labelled(Token("a"), Token("b"))).fingerprint == first

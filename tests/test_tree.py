@@ -332,6 +332,19 @@ def test_a_nan_action_label_is_refused_where_it_first_appears():
     once = SpecGame(D(0, "k", (np.float32("nan"), T(0, 0)), ("y", T(1, -1))))
     _raises(once, "infoset 'k': the action label ", "is NaN, which never equals itself",
             "history []")
+    # inside a tuple too (it trained, and policy files then refused it)
+    nested = SpecGame(D(0, "k", ((float("nan"), 1), T(0, 0)), ("y", T(1, -1))))
+    _raises(nested, "infoset 'k': the action label (nan, 1) holds a NaN", "history []")
+
+
+def test_an_int_label_too_long_to_write_is_refused_where_it_first_appears():
+    # it trained, then trainer.save, print(policy) and policy.save raised Python's own error
+    huge = 10**5000
+    game = SpecGame(D(0, "k", (huge, T(0, 0)), (("y", -huge), T(1, -1))))
+    _raises(game, "infoset 'k': an action label holds an int too long for Python to write",
+            "history []")
+    fine = 10**600  # under any limit Python allows
+    assert cfrkit.compile_game(SpecGame(D(0, "k", (fine, T(0, 0)), ("y", T(1, -1))))).num_infosets == 1
 
 
 def test_infoset_with_different_player():

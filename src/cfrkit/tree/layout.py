@@ -566,7 +566,8 @@ def _report_imperfect_recall(walk, order, decision_nodes, raw_set, previous, fir
 
 def fingerprint(tree: GameTree, keys: Sequence[str], actions: Sequence[tuple]) -> str:
     """:attr:`CompiledGame.fingerprint` of these parts: SHA-256 over every array (name, dtype,
-    shape and values), the scalars, and each infoset's key and action labels (``repr``)."""
+    shape and values), the scalars, and each infoset's key and action labels (their ``repr``,
+    or where that differs between processes or NumPy versions a text that does not)."""
     digest = hashlib.sha256()
     digest.update(f"{tree.num_players} {tree.num_action_slots}".encode())
     for name, value in zip(GameTree._fields, tree):
@@ -575,8 +576,42 @@ def fingerprint(tree: GameTree, keys: Sequence[str], actions: Sequence[tuple]) -
             # the buffer itself, not a tobytes() copy (same digest, half the time)
             digest.update(np.ascontiguousarray(value).data)
     for key, labels in zip(keys, actions):
-        digest.update(repr((key, labels)).encode())
+        if type(key) is str and plain_labels(labels):
+            text = repr((key, labels))  # the common case, fast
+        else:
+            text = f"({repr(str(key))}, {_stable_text(labels)})"
+        digest.update(text.encode())
     return digest.hexdigest()
+
+
+def plain_labels(labels: tuple) -> bool:
+    """Whether every label is exactly a str or an int: the common case, whose ``repr`` is the
+    same everywhere and which no other label of another type equals."""
+    for label in labels:
+        if type(label) is not str and type(label) is not int:
+            return False
+    return True
+
+
+def _stable_text(label: object) -> str:
+    """``repr(label)`` where that is the same in every process and with every NumPy, and
+    otherwise a text that is: the fingerprint must not change with a hash seed (the order of a
+    frozenset), an object's address (the default ``repr``) or NumPy's printing of scalars
+    (``np.int64(1)`` since NumPy 2, ``1`` before or under ``legacy`` print options). Plain
+    labels give ``repr``'s text, so their games keep their fingerprints."""
+    kind = type(label)
+    if kind is tuple:
+        items = [_stable_text(item) for item in label]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if isinstance(label, np.generic):
+        value = label.item()  # a Python scalar, except for types Python has none of
+        text = str(value) if isinstance(value, np.generic) else _stable_text(value)
+        return f"numpy.{label.dtype.str}({text})"
+    if isinstance(label, (frozenset, set)):
+        return f"{kind.__name__}({{{', '.join(sorted(map(_stable_text, label)))}}})"
+    if kind.__repr__ is object.__repr__:  # "<module.Class object at 0x...>": an address
+        return f"<{kind.__module__}.{kind.__qualname__} object>"
+    return repr(label)
 
 
 def _writable_memory(array: np.ndarray) -> bool:

@@ -53,7 +53,7 @@ from .._files import file_in_the_way, replacing
 from .._npz import DAMAGED_ZIP, load_npz, other_kind
 from .._text import short_repr
 from ..game import FixedAttributes, Game, GameError, History
-from .layout import TREE_SCHEMA, CompiledGame, GameTree
+from .layout import TREE_SCHEMA, CompiledGame, GameTree, plain_labels
 from .walk import _exception_text
 
 __all__ = [
@@ -129,10 +129,7 @@ def _fast_key(actions: tuple) -> tuple | None:
     """A dictionary key telling ``actions`` apart from every other tuple with another
     encoding, for the common all-``str``/``int`` tuples (``None`` otherwise: ``1``, ``1.0``
     and ``True`` are equal keys, and so are ``0.0`` and ``-0.0``)."""
-    for action in actions:
-        if type(action) is not str and type(action) is not int:
-            return None
-    return actions
+    return actions if plain_labels(actions) else None
 
 
 # -- save -------------------------------------------------------------------------------------

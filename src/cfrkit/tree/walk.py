@@ -85,14 +85,42 @@ def _exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _nan_label(labels: tuple) -> object | None:
-    """The first NaN among ``labels`` (a float or numpy float), or None: a NaN never equals
-    itself, so the same infoset met again would have other actions, and a policy row could not
-    be looked up by it."""
+def _label_problem(labels: tuple) -> str | None:
+    """What makes one of ``labels`` unusable, or None.
+
+    A NaN, also inside a tuple, never equals itself: the same infoset met again would have
+    other actions, and no policy row could be looked up by it. An int too long for Python to
+    write as text (``sys.get_int_max_str_digits()``) would train, then fail to be saved or
+    printed."""
     for label in labels:
-        if isinstance(label, (float, np.floating)) and label != label:
-            return label
+        if type(label) is str:
+            continue
+        if _holds_nan(label):
+            verb = "holds a" if isinstance(label, tuple) else "is"
+            return (f"the action label {short_repr(label, 24)} {verb} NaN, which never equals "
+                    "itself; use another label")
+        if _holds_long_int(label):
+            return ("an action label holds an int too long for Python to write as text "
+                    "(sys.get_int_max_str_digits()); use another label")
     return None
+
+
+def _holds_nan(label: object) -> bool:
+    if isinstance(label, (float, np.floating)):
+        return label != label
+    return isinstance(label, tuple) and any(map(_holds_nan, label))
+
+
+def _holds_long_int(label: object) -> bool:
+    if isinstance(label, int):
+        if label.bit_length() < 2_000:  # 602 digits: under the lowest limit Python allows, 640
+            return False
+        try:
+            repr(label)
+        except ValueError:
+            return True
+        return False
+    return isinstance(label, tuple) and any(map(_holds_long_int, label))
 
 
 def _real(u: object) -> float:
@@ -405,7 +433,7 @@ class Walk:
                                     labels = actions
                             elif 0 <= player < players and actions \
                                     and len(set(actions)) == len(actions) \
-                                    and _nan_label(actions) is None:
+                                    and _label_problem(actions) is None:
                                 record(add_infoset(key, player, actions))
                                 labels = actions
             except MemoryError:
@@ -518,12 +546,9 @@ class Walk:
         set_id = self.key_to_id.get(key)
         if set_id is None:
             self.distinct(node, history, "actions()", "action", actions)
-            nan = _nan_label(actions)
-            if nan is not None:
-                raise self.error(
-                    node, history, f"infoset {short_repr(key, 40)}: the action label "
-                    f"{short_repr(nan, 24)} is NaN, which never equals itself; use another label",
-                )
+            problem = _label_problem(actions)
+            if problem is not None:
+                raise self.error(node, history, f"infoset {short_repr(key, 40)}: {problem}")
             set_id = self.add_infoset(key, player, actions)
         else:
             try:
