@@ -417,6 +417,13 @@ def test_format_table_of_uniform_rps():
     assert repr(policy) == "Policy(RockPaperScissors(name='rock_paper_scissors'), infosets=2)"
 
 
+def test_format_table_keeps_each_infoset_on_one_line():
+    # a newline in a key or label made two lines of one infoset
+    game = SpecGame(D(0, "line\nbreak", ("a\tb", T(1, -1)), ("é", T(0, 0))))
+    table = Policy.uniform(game).format_table(digits=1)
+    assert table == "line\\nbreak  player 0  a\\tb: 0.5  é: 0.5"
+
+
 def test_format_table_orders_by_player_then_key():
     policy = random_policy(KuhnPoker(players=3), seed=2)
     lines = policy.format_table().splitlines()

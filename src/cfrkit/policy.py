@@ -229,7 +229,8 @@ class Policy(Mapping):
         """The policy as a table, one line per infoset, ordered by player and then key.
 
         Each line shows the infoset key, its player and ``action: probability`` for each action
-        in the game's order, with probabilities rounded to ``digits`` decimals. Columns are
+        in the game's order, with probabilities rounded to ``digits`` decimals (unprintable
+        characters of keys and labels, such as newlines, escaped as ``\\n``). Columns are
         aligned; when some infoset has every action label of the game (in an order the others
         agree with, as in Kuhn and Leduc poker), each label keeps its own column.
 
@@ -264,7 +265,8 @@ class Policy(Mapping):
         for i in order:
             actions = compiled.infoset_actions[i]
             probs = table[first[i] : first[i] + len(actions)]
-            cells.append([f"{a}: {p + 0.0:.{digits}f}" for a, p in zip(actions, probs)])
+            cells.append([f"{_one_line(str(a))}: {p + 0.0:.{digits}f}"
+                          for a, p in zip(actions, probs)])
         columns = _label_columns([compiled.infoset_actions[i] for i in order])
         if columns is not None:  # place each cell in its label's column
             placed = []
@@ -276,12 +278,13 @@ class Policy(Mapping):
             cells = placed
         width = max(len(row) for row in cells)
         widths = [max(len(row[j]) for row in cells if j < len(row)) for j in range(width)]
-        key_width = max(len(compiled.infoset_keys[i]) for i in order)
+        keys = {i: _one_line(compiled.infoset_keys[i]) for i in order}
+        key_width = max(map(len, keys.values()))
         player_width = len(str(compiled.num_players - 1))
         lines = []
         for i, row in zip(order, cells):
             player = int(compiled.tree.infoset_player[i])
-            parts = [compiled.infoset_keys[i].ljust(key_width), f"player {player:<{player_width}}"]
+            parts = [keys[i].ljust(key_width), f"player {player:<{player_width}}"]
             parts += [cell.ljust(widths[j]) for j, cell in enumerate(row)]
             lines.append("  ".join(parts).rstrip())
         return "\n".join(lines)
@@ -422,6 +425,14 @@ def _row_sums(compiled: CompiledGame, table: np.ndarray) -> np.ndarray:
 def _row(compiled: CompiledGame, table: np.ndarray, infoset: int) -> np.ndarray:
     start = int(compiled.tree.infoset_first_slot[infoset])
     return table[start : start + int(compiled.tree.infoset_num_actions[infoset])]
+
+
+def _one_line(text: str) -> str:
+    """``text`` with its unprintable characters (a newline, say) escaped, so that every
+    infoset stays on one line of a table."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _fsum(values: np.ndarray) -> float:
