@@ -1,5 +1,5 @@
-"""Numeric arguments: an integer as an int, a real number as a float, whichever Python or numpy
-type it came as."""
+"""Numeric and boolean arguments: an integer as an int, a real number as a float, a bool as a
+bool, whichever Python or numpy type it came as."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import math
 
 import numpy as np
 
-__all__ = ["integer_value", "real_value"]
+from ._text import short_repr
+
+__all__ = ["check_bool", "integer_value", "real_value"]
 
 
 def integer_value(value: object) -> int | None:
@@ -33,3 +35,11 @@ def real_value(value: object) -> float | None:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
+
+
+def check_bool(name: str, value: object) -> bool:
+    """``value`` as a bool if it is one (Python's or numpy's), else a ValueError naming the
+    argument: ``1`` or ``"no"`` is not a switch."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a bool, got {short_repr(value)}")
+    return bool(value)

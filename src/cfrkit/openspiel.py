@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .game import FixedAttributes, Game, GameError, History
+from ._numbers import check_bool
 from ._text import first_line, short_repr
 from .policy import Policy, check_policy_game
 from .tree import DEFAULT_MAX_NODES, CompiledGame, compile_game
@@ -146,12 +147,11 @@ class OpenSpielGame(FixedAttributes, Game):
             raise TypeError(
                 f"openspiel_game must be a pyspiel.Game, got {type(openspiel_game).__name__}{hint}"
             )
-        if not isinstance(keys_per_player, (bool, np.bool_)):
-            raise ValueError(f"keys_per_player must be a bool, got {short_repr(keys_per_player)}")
+        keys_per_player = check_bool("keys_per_player", keys_per_player)
         self.openspiel_game = openspiel_game
         self.num_players = int(openspiel_game.num_players())
         self.name = str(openspiel_game)
-        self.keys_per_player = bool(keys_per_player)
+        self.keys_per_player = keys_per_player
         # the name it was loaded by, with its data files' digests (set by from_openspiel)
         self._source: str | None = None
         # string -> the player who holds it, while a walk with unqualified keys looks for a

@@ -39,12 +39,11 @@ try:
 except ImportError as exc:
     raise ImportError(_INSTALL_HINT) from exc
 
-from ._numbers import integer_value
+from ._numbers import check_bool, integer_value
 from ._text import short_repr
 from .policy import Policy
 from .record import SolveRecord
 from .sweeps import _plain, _setting_label, load_sweep
-from .trainers.base import check_bool
 
 __all__ = ["convergence", "strategy", "sweep"]
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ._files import replacing
 from ._frozen import frozen_copy
-from ._numbers import integer_value
+from ._numbers import check_bool, integer_value
 from ._text import short_repr
 from .game import Game
 from .tree import CompiledGame, compile_game
@@ -34,8 +34,7 @@ _FORMAT_VERSION = 1  # the file format version save() writes and load_policy() r
 
 
 def _check_normalise(normalise: object) -> None:
-    if not isinstance(normalise, (bool, np.bool_)):
-        raise ValueError(f"Policy: normalise must be a bool, got {normalise!r}")
+    check_bool("Policy: normalise", normalise)
 
 
 class Policy(Mapping):

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._numbers import real_value
+from ._numbers import check_bool, real_value
 from ._text import counted, short_repr
 from .limits import MAX_ITERATIONS
 
@@ -173,10 +173,7 @@ class RegretRule:
 
     def __post_init__(self) -> None:
         for name in ("floor", "predictive"):
-            value = getattr(self, name)
-            if not isinstance(value, (bool, np.bool_)):
-                raise ValueError(f"{name} must be a bool, got {value!r}")
-            object.__setattr__(self, name, bool(value))
+            object.__setattr__(self, name, check_bool(name, getattr(self, name)))
         object.__setattr__(self, "alpha", _exponent("alpha", self.alpha, optional=True, minimum=None))
         object.__setattr__(self, "beta", _exponent("beta", self.beta, optional=True, minimum=None))
         object.__setattr__(self, "gamma", _exponent("gamma", self.gamma, optional=False, minimum=0.0))

@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._files import cannot_write_in, file_in_the_way, replacing
-from ._numbers import integer_value, real_value
+from ._numbers import check_bool, integer_value, real_value
 from ._text import counted, first_line, short_repr
 from .rules import RegretRule
-from .trainers.base import MAX_SEED, check_bool
+from .trainers.base import MAX_SEED
 from .tree.store import check_cache_dir
 
 if TYPE_CHECKING:  # the extra: imported when a sweep runs

@@ -22,7 +22,7 @@ from .. import _threads
 from .._interrupt import Blocks, FixedGame, NoCopies, between_blocks, interruptible
 from .._kernels.update import synced_regrets
 from .._notice import first_call
-from .._numbers import integer_value, real_value
+from .._numbers import check_bool, integer_value, real_value
 from .._text import short_repr
 from ..game import Game, InfoSet
 from ..evaluation import evaluate, warm_up_evaluation
@@ -476,13 +476,6 @@ def normalise_rows(compiled: CompiledGame, weights: np.ndarray) -> np.ndarray:
     uniform = 1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions)
     safe = np.where(per_slot > 0.0, per_slot, 1.0)
     return np.where(per_slot > 0.0, weights / safe, uniform)
-
-
-def check_bool(name: str, value: object) -> bool:
-    """``value`` if it is a bool, else a ValueError naming the argument."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be a bool, got {value!r}")
-    return bool(value)
 
 
 #: Seeds are integers in ``[0, MAX_SEED)``: splitmix64 seeding reads 64 bits.

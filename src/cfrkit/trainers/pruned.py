@@ -14,7 +14,8 @@ from ..game import Game
 from ..policy import Policy
 from ..rules import RegretRule
 from ..tree import CompiledGame
-from .base import Buffers, KernelCall, ThreadsOption, Trainer, check_bool
+from .._numbers import check_bool
+from .base import Buffers, KernelCall, ThreadsOption, Trainer
 
 __all__ = ["PrunedCFR"]
 

@@ -13,7 +13,8 @@ from ..policy import Policy
 from ..rules import RegretRule
 from ..state import sampling_scratch
 from ..tree import CompiledGame
-from .base import Buffers, KernelCall, check_bool
+from .._numbers import check_bool
+from .base import Buffers, KernelCall
 from .mccfr import StreamSampling
 
 __all__ = ["ChanceSampledCFR"]
