@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import cfrkit
-from cfrkit import CheckpointError, RegretRule
+from cfrkit import CheckpointError, RegretRule, compile_game
 from cfrkit.games import KuhnPoker, LeducPoker
+from cfrkit.tree.walk import TERMINAL
 
 from conftest import GAMES, RULES, TRAVERSALS, HalvingRule
 
@@ -262,6 +263,19 @@ def predictive(tmp_path):
 
 
 @pytest.fixture
+def threshold(tmp_path):
+    """Threshold pruning: the values a skipped subtree had at its last visit, kept."""
+    trainer = cfrkit.PrunedCFR(KuhnPoker(), threshold=0.05).iterate(20)
+    return saved_at(trainer, tmp_path / "threshold.npz")
+
+
+def _negate_terminals(metadata, arrays):
+    value = arrays["scratch/value"]
+    terminal = compile_game(KuhnPoker()).tree.node_kind == TERMINAL
+    value[0, terminal] = -value[0, terminal]  # player 0 would train on the other payoffs
+
+
+@pytest.fixture
 def lazy(tmp_path):
     """A discounting rule on pruned passes: running products of discounts, and each infoset's
     stamp of the product at its last update."""
@@ -302,6 +316,15 @@ def _set(key, index, value):
         ("lazy", _set("state/discount_scale", (1, 0), 1.0), "not a frexp mantissa"),
         ("lazy", _set("state/stamp_exponent", (2, 1), -10**6), "below the current one"),
         ("lazy", _set("state/discount_exponent", (0, 1), -10**6), "a product of discounts that grew"),
+        # a product above 1 (no discount grows), or one whose difference would wrap in int64
+        ("lazy", _set("state/stamp_exponent", (2, 1), 2**40), "a product of discounts above 1"),
+        ("lazy", _set("state/discount_exponent", (1, 1), -(2**63)), "above 1 or out of range"),
+        # finite but past any run: the kernels' sums over actions overflowed to inf and nan
+        ("saved", _set("state/regret", slice(0, 2), 1e308), "'state/regret' holds values larger"),
+        ("saved", _set("state/strategy_sum", 0, 1.7e308), "holds values larger than any run"),
+        # threshold pruning reads these instead of walking a subtree
+        ("threshold", _negate_terminals, "'scratch/value' holds values no strategy gives"),
+        ("threshold", _set("scratch/value", (1, 0), 5.0), "'scratch/value' holds values no"),
     ],
 )
 def test_states_no_run_could_leave_are_refused(request, tmp_path, fixture, change, message):

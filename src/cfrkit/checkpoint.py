@@ -36,6 +36,7 @@ from .state import TrainerState
 from .result_table import MAX_GAMES, ResultTableLearner
 from .trainers import Trainer
 from .tree import CompiledGame, compile_game
+from .tree.walk import TERMINAL
 
 __all__ = ["CheckpointError", "load_trainer", "save_trainer"]
 
@@ -369,10 +370,22 @@ def _fill(name: str, prefix: str, target: NamedTuple, fields, arrays) -> None:
             )
         if saved.dtype.kind == "f" and not np.all(np.isfinite(saved)):
             raise CheckpointError(f"{name}: array {key!r} holds non-finite values")
+        if saved.dtype.kind == "f" and saved.size and np.max(np.abs(saved)) > _MAX_SAVED:
+            raise CheckpointError(f"{name}: array {key!r} holds values larger than any run "
+                                  "reaches")
         fresh[...] = saved
 
 
 _PROB_SUM_TOLERANCE = 1e-9
+
+#: Above any number a run keeps (see cfrkit.limits: regrets stay below about 3e232, average
+#: weights below 2^960), and far enough below float64's overflow that the kernels' sums over
+#: an infoset's actions stay finite.
+_MAX_SAVED = 2.0**1000
+
+#: The lowest exponent a product of discounts is allowed: the kernels subtract two of them,
+#: which must not wrap around in int64.
+_MIN_DISCOUNT_EXPONENT = -(2**62)
 
 
 def _check_state(name: str, trainer, fresh: TrainerState) -> None:
@@ -442,6 +455,14 @@ def _check_state(name: str, trainer, fresh: TrainerState) -> None:
         scale = getattr(state, array)
         if not np.all((scale >= 0.5) & (scale < 1.0)):
             raise fail(f"state/{array}", "holds a product of discounts that is not a frexp mantissa")
+    # each product is at most 1 (frexp(1.0) is (0.5, 1)) and its exponent stays in int64's
+    # range when subtracted
+    for exponents, scales, array in ((state.discount_exponent, state.discount_scale,
+                                      "discount_exponent"),
+                                     (state.stamp_exponent, state.stamp_scale, "stamp_exponent")):
+        if not np.all(((exponents < 1) | ((exponents == 1) & (scales == 0.5)))
+                      & (exponents >= _MIN_DISCOUNT_EXPONENT)):
+            raise fail(f"state/{array}", "holds a product of discounts above 1 or out of range")
     exponent, scale = state.discount_exponent[1], state.discount_scale[1]  # the current product
 
     def at_least_current(earlier_exponent: np.ndarray, earlier_scale: np.ndarray) -> bool:
@@ -455,6 +476,13 @@ def _check_state(name: str, trainer, fresh: TrainerState) -> None:
                    "current one")
     if fresh.rng.any() and not state.rng.any():
         raise fail("state/rng", "is all zeros, a random stream that never changes")
+    if "value" in trainer._persistent_scratch():  # threshold pruning reuses skipped values
+        value, utility = trainer._scratch.value, tree.utility
+        terminal = tree.node_kind == TERMINAL
+        largest = np.max(np.abs(utility), axis=1, keepdims=True)  # values average utilities
+        if not np.array_equal(value[:, terminal], utility[:, terminal]) \
+                or np.any(np.abs(value) > largest * (1.0 + 1e-9)):
+            raise fail("scratch/value", "holds values no strategy gives in this game")
     pool = getattr(trainer, "_pool", None)
     if pool is not None and len(pool.rng) and not np.all(pool.rng.any(axis=1)):
         raise fail("streams/rng", "holds an all-zero random stream")
