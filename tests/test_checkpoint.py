@@ -215,6 +215,7 @@ def test_pickled_contents_are_never_loaded(saved, tmp_path):
     "change, message",
     [
         (lambda m, a: m.update(version=99), "format version 99, this cfrkit reads 1"),
+        (lambda m, a: m.update(version=True), "format version True, this cfrkit reads 1"),
         (lambda m, a: m.update(trainer="os"), "unknown trainer 'os'"),
         (lambda m, a: m.pop("game"), "incomplete metadata"),
         (lambda m, a: m["game"].pop("fingerprint"), r"incomplete metadata \(no game fingerprint\)"),

@@ -28,6 +28,8 @@ def test_from_dict_rows_as_mappings_or_sequences():
         ({"P0": [1, 0, 0], "P9": [1, 0, 0]}, "unknown infoset key 'P9'"),
         ({"P0": {"stone": 1.0}, "P1": [1, 0, 0]}, "unknown action 'stone'"),
         ({"P0": [0.5, 0.4, 0.0], "P1": [1, 0, 0]}, "sum to 0.9"),
+        # finite entries whose exact sum overflows (fsum's OverflowError before)
+        ({"P0": [1e308, 1e308, 0.0], "P1": [1, 0, 0]}, "infoset 'P0': probabilities sum to inf"),
         ({"P0": [1.5, -0.5, 0.0], "P1": [1, 0, 0]}, "probability -0.5"),
         ({"P0": [1.0, 0.0], "P1": [1, 0, 0]}, "2 probabilities for 3 actions"),
         ({"P0": [1, 0, 0]}, "no row for infoset(s) 'P1'"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import gc
 import json
@@ -271,6 +272,37 @@ def test_an_edited_label_fails_the_fingerprint(saved):
         load_compiled(path)
 
 
+@pytest.mark.parametrize("labels, message", [
+    ([1, True], "its action labels repeat"),  # one label to Python: a row lost its mass
+    (["pass", "pass"], "its action labels repeat"),
+    ([0.0, -0.0], "its action labels repeat"),
+    ([{"float": "nan"}, 1], "is NaN"),
+    ([{"numpy": ["|b1", [1, 2]]}, 1], "bad action labels"),  # decoded to an array
+])
+def test_labels_compile_game_refuses_are_refused_in_a_file_too(saved, labels, message):
+    # with the fingerprint recomputed: only the loader's own checks stand in the way
+    compiled, path = saved
+
+    def forge(members):
+        metadata = _metadata(members)
+        metadata["action_sets"] = [labels]
+        try:
+            decoded = tuple(store._decode_label(v) for v in labels)
+        except ValueError:
+            decoded = compiled.infoset_actions[0]
+        metadata["fingerprint"] = fingerprint(compiled.tree, compiled.infoset_keys,
+                                              (decoded,) * compiled.num_infosets)
+        _set_metadata(members, metadata)
+
+    _rewrite(path, forge)
+    with pytest.raises(cfrkit.CompiledFileError, match=re.escape(message)):
+        load_compiled(path)
+    with pytest.raises(ValueError, match="CompiledGame: infoset 'J': its action labels repeat"):
+        dataclasses.replace(compiled, infoset_actions=((1, True),) * compiled.num_infosets)
+    with pytest.raises(ValueError, match="CompiledGame: infoset 'J': the action label nan is"):
+        dataclasses.replace(compiled, infoset_actions=((1, math.nan),) * compiled.num_infosets)
+
+
 def test_an_edited_zero_sum_flag_is_caught(saved):
     _, path = saved
 
@@ -425,16 +457,18 @@ def test_a_damaged_file_is_closed(saved, tmp_path):
             assert not [w for w in caught if issubclass(w.category, ResourceWarning)], (file, cut)
 
 
-def test_another_format_version_is_refused(saved):
+@pytest.mark.parametrize("version, shown", [(store.VERSION + 1, str(store.VERSION + 1)),
+                                             (True, "True"), (1.0, "1.0")])  # True == 1
+def test_another_format_version_is_refused(saved, version, shown):
     _, path = saved
 
     def change(members):
         metadata = _metadata(members)
-        metadata["version"] = store.VERSION + 1
+        metadata["version"] = version
         _set_metadata(members, metadata)
 
     _rewrite(path, change)
-    with pytest.raises(ValueError, match=rf"format version {store.VERSION + 1} .*compile the game"):
+    with pytest.raises(ValueError, match=rf"format version {shown} .*compile the game"):
         load_compiled(path)
 
 

@@ -263,7 +263,7 @@ def _read(name: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         raise CheckpointError(f"{name}: not a readable cfrkit checkpoint ({exc})") from exc
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise CheckpointError(f"{name}: not a cfrkit checkpoint")
-    if metadata.get("version") != VERSION:
+    if type(metadata.get("version")) is not int or metadata["version"] != VERSION:  # not True
         raise CheckpointError(
             f"{name}: checkpoint format version {metadata.get('version')!r}, this cfrkit reads "
             f"{VERSION}"

@@ -773,7 +773,7 @@ def policy_rows(
         else:
             raise ValueError(f"infoset {key!r}: row must be a mapping or a sequence, got {row!r}")
         if sums:  # (else the caller normalises, and names a sum that overflows)
-            total = math.fsum(probs)
+            total = _fsum(np.asarray(probs))
             if abs(total - 1.0) > _ROW_TOLERANCE:
                 raise ValueError(f"infoset {key!r}: probabilities sum to {total!r}, not 1")
         rows[infoset] = np.array(probs)

@@ -34,7 +34,7 @@ from .._text import short_repr
 from ..game import Game, InfoSet
 from .check import previous_own_slots, tree_problem
 from .preorder import narrow_keys, preorder_depths
-from .walk import CHANCE, CHANCE_CODE, DECISION, TERMINAL, TERMINAL_CODE
+from .walk import CHANCE, CHANCE_CODE, DECISION, TERMINAL, TERMINAL_CODE, label_problem
 
 if TYPE_CHECKING:
     from .walk import Walk
@@ -250,7 +250,8 @@ class CompiledGame:
                 array.setflags(write=False)
             object.__setattr__(self, "tree", tree._replace(**fresh))
         if not vouched:
-            problem = tree_problem(self.tree._asdict(), sizes)
+            problem = tree_problem(self.tree._asdict(), sizes) or _labels_problem(
+                self.infoset_keys, self.infoset_actions)
             if problem is not None:
                 raise ValueError(f"CompiledGame: {problem}")
         object.__setattr__(self, "key_index", _ReadOnlyDict(key_index))
@@ -502,6 +503,24 @@ def flatten(walk: Walk) -> CompiledGame:
 
 #: The tree a :func:`_checked_game` call vouches for, on this thread
 _vouched = threading.local()
+
+
+def _labels_problem(keys: Sequence[str], actions: Sequence[tuple]) -> str | None:
+    """What ``compile_game`` would have refused in these action labels: a label repeated in
+    one infoset (``1`` and ``True`` are one label), an unhashable one, a NaN, or None."""
+    checked: set[int] = set()  # games share a handful of tuples among their infosets
+    for key, labels in zip(keys, actions):
+        if id(labels) in checked:
+            continue
+        checked.add(id(labels))
+        try:
+            problem = None if len(set(labels)) == len(labels) else "its action labels repeat"
+        except TypeError:
+            problem = "an action label is unhashable"
+        problem = problem or label_problem(labels)
+        if problem is not None:
+            return f"infoset {short_repr(key, 40)}: {problem}"
+    return None
 
 
 def _checked_game(cls: type[CompiledGame], game: Game, tree: GameTree, keys: Sequence[str],

@@ -119,9 +119,11 @@ def _decode_label(value: object) -> Hashable:
             return bytes.fromhex(inner)
         if tag == "numpy" and isinstance(inner, list) and len(inner) == 2:
             dtype = np.dtype(str(inner[0]))
-            if dtype.kind in "biufU":
+            if dtype.kind in "biufU" and isinstance(inner[1], (bool, int, float, str, dict)):
                 item = _decode_label(inner[1]) if dtype.kind == "f" else inner[1]
-                return dtype.type(item)
+                label = dtype.type(item)
+                if isinstance(label, np.generic):  # not an array of a list's values
+                    return label
     raise ValueError(f"{short_repr(value)} is not an encoded action label")
 
 
@@ -312,7 +314,7 @@ def _read(name: str, game: Game | None) -> tuple[CompiledGame, dict]:
 def _check_header(name: str, metadata: object) -> None:
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise CompiledFileError(f"{name}: not a compiled cfrkit game")
-    if metadata.get("version") != VERSION:
+    if type(metadata.get("version")) is not int or metadata["version"] != VERSION:  # not True
         raise CompiledFileError(
             f"{name}: compiled-game format version {short_repr(metadata.get('version'))} (written "
             f"by cfrkit {short_repr(metadata.get('cfrkit_version'))}); this cfrkit reads version "

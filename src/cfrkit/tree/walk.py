@@ -85,7 +85,7 @@ def _exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _label_problem(labels: tuple) -> str | None:
+def label_problem(labels: tuple) -> str | None:
     """What makes one of ``labels`` unusable, or None.
 
     A NaN, also inside a tuple, never equals itself: the same infoset met again would have
@@ -433,7 +433,7 @@ class Walk:
                                     labels = actions
                             elif 0 <= player < players and actions \
                                     and len(set(actions)) == len(actions) \
-                                    and _label_problem(actions) is None:
+                                    and label_problem(actions) is None:
                                 record(add_infoset(key, player, actions))
                                 labels = actions
             except MemoryError:
@@ -546,7 +546,7 @@ class Walk:
         set_id = self.key_to_id.get(key)
         if set_id is None:
             self.distinct(node, history, "actions()", "action", actions)
-            problem = _label_problem(actions)
+            problem = label_problem(actions)
             if problem is not None:
                 raise self.error(node, history, f"infoset {short_repr(key, 40)}: {problem}")
             set_id = self.add_infoset(key, player, actions)
