@@ -180,6 +180,28 @@ def test_threads_option(tmp_path):
     many = run("solve", "kuhn", "--threads", "100000", cwd=tmp_path, check_status=2)
     assert "--threads" in many.stderr and len(many.stderr.strip().splitlines()) == 1
     run("solve", "kuhn", "--threads", "0", cwd=tmp_path, check_status=2)
+    # a usage error prints nothing else (evaluate printed its header first)
+    bad = run("evaluate", "kuhn(players=5)", "p.json", "--threads", "100000", cwd=tmp_path,
+              check_status=2)
+    assert bad.stdout == "" and bad.stderr.splitlines()[-1].startswith("cfrkit: --threads: ")
+    # a negative count names the same bound as 0 does
+    negative = run("solve", "kuhn", "--threads", "-1", cwd=tmp_path, check_status=2)
+    assert "expected a number >= 1, got '-1'" in negative.stderr
+
+
+def test_an_output_naming_where_standard_output_goes_is_refused(tmp_path):
+    # written aside and renamed into place, it replaced the file the report went to (or, on a
+    # pipe, failed after the run)
+    with open(tmp_path / "report.txt", "w") as report:
+        done = subprocess.run([SCRIPT, "solve", "kuhn", "--quiet", "--json", "/dev/stdout"],
+                              cwd=tmp_path, stdout=report, stderr=subprocess.PIPE, text=True,
+                              timeout=300)
+    assert done.returncode == 2 and (tmp_path / "report.txt").read_text() == ""
+    assert done.stderr == ("cfrkit: --json /dev/stdout: is where standard output goes, which the "
+                           "report would overwrite\n")
+    piped = run("solve", "kuhn", "--quiet", "--policy-out", "/dev/stdout", cwd=tmp_path,
+                check_status=2)
+    assert piped.stderr == "cfrkit: --policy-out /dev/stdout: not a regular file\n"
 
 
 def test_cache_dir_with_an_openspiel_game(tmp_path):

@@ -423,9 +423,11 @@ def test_a_table_that_cannot_be_written_warns_and_is_returned(tmp_path, local_ra
     assert os.listdir(tmp_path) == []
     # the command line: the summary, a line per failed write, status 1
     status = main(["sweep", "--games", "kuhn", "--trainers", "cfr+", "--max-iterations", "20",
-                   "--output", str(tmp_path / "r"), "--quiet"])
+                   "--output", str(tmp_path / "r"), "--quiet", "--plot", str(tmp_path / "p.png")])
     out, err = capsys.readouterr()
     assert status == 1 and "kuhn" in out and "table:" not in out
+    # the plot is drawn from the table in memory: it was skipped, saying nothing
+    assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
     said = f"cfrkit: --output {tmp_path / 'r'}: not written"
     assert err == (f"{said} after 1 run (the sweep goes on): No space left on device\n"
                    f"{said} at the end: No space left on device\n")

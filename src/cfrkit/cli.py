@@ -238,14 +238,18 @@ def _silenced_stderr() -> Iterator[None]:
 # -- argument types ----------------------------------------------------------------------------
 
 
-def _non_negative_int(text: str) -> int:
+def _int_at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected a number >= {least}, got {text!r}")
     return value
+
+
+def _non_negative_int(text: str) -> int:
+    return _int_at_least(text, 0)
 
 
 def _seed(text: str) -> int:
@@ -257,10 +261,7 @@ def _seed(text: str) -> int:
 
 
 def _positive_int(text: str) -> int:
-    value = _non_negative_int(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
-    return value
+    return _int_at_least(text, 1)
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -467,6 +468,18 @@ def _check_output(path: str | None, option: str) -> None:
     reason = cannot_write_in(folder)
     if reason is not None:
         raise UsageError(f"{option} {path}: cannot write in {folder} ({reason})")
+    if os.path.exists(path):  # outputs are written aside and renamed over the path
+        if not os.path.isfile(path):  # /dev/stdout on a pipe, a device
+            raise UsageError(f"{option} {path}: not a regular file")
+        stat = os.stat(path)
+        for fd, stream in ((1, "standard output"), (2, "standard error")):
+            try:
+                other = os.fstat(fd)
+            except OSError:  # closed
+                continue
+            if (stat.st_dev, stat.st_ino) == (other.st_dev, other.st_ino):  # /dev/stdout > file
+                raise UsageError(f"{option} {path}: is where {stream} goes, which the report "
+                                 "would overwrite")
 
 
 def _check_plot(path: str) -> None:
@@ -657,11 +670,11 @@ def _evaluate(args) -> int:
         policy = load_policy(args.policy, compiled)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    print(f"{os.path.basename(args.policy)} on {compiled.game!r}:")
     try:
         result = evaluate(compiled, policy, threads=args.threads)
     except ValueError as exc:  # more threads than numba has
         raise UsageError(f"--threads: {exc}") from None
+    print(f"{os.path.basename(args.policy)} on {compiled.game!r}:")  # nothing before an error
     print(result)
     return 0
 
@@ -696,21 +709,20 @@ def _sweep(args) -> int:
         raise UsageError(f"{where}: {first_line(exc)}") from None
     from .sweeps import AT_THE_END
 
-    if unwritten and unwritten[-1] == AT_THE_END:
-        with _reader_may_leave():
-            print(_sweep_summary(table))
-        return EXIT_FAILED  # said on stderr as it happened; the summary is all there is
-    status = 0
+    # a table not written at the end was said on stderr as it happened; the rest still goes
+    table_written = not (unwritten and unwritten[-1] == AT_THE_END)
+    status = 0 if table_written else EXIT_FAILED
     if args.plot is not None:  # before the report, as solve's files
         from . import plot
 
-        # the table is written: a plot that fails (no successful run) only sets the status
+        # drawn from the table in memory; a plot that fails (no successful run) sets the status
         if not _write_output("--plot", args.plot, lambda path: _save_figure(plot.sweep(table), path)):
             status = EXIT_FAILED
     csv, parquet = (os.path.abspath(p) for p in _sweep_files(args.output))
     with _reader_may_leave():
         print(_sweep_summary(table))
-        print(f"\ntable: {csv} and {parquet}")
+        if table_written:
+            print(f"\ntable: {csv} and {parquet}")
     return status
 
 
