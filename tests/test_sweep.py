@@ -555,6 +555,14 @@ def test_bad_grids_are_refused_before_anything_runs(tmp_path):
         assert message in str(info.value), (kwargs, str(info.value))
 
 
+def test_a_missing_table_is_named_as_sweep_would_have_written_it(tmp_path):
+    pytest.importorskip("pyarrow")
+    with pytest.raises(FileNotFoundError, match=re.escape(f"{tmp_path}/gone/results.parquet")):
+        cfrkit.load_sweep(f"{tmp_path}/gone/")  # a folder, as output="gone/" makes one
+    with pytest.raises(FileNotFoundError, match=re.escape(f"{tmp_path}/gone.parquet")):
+        cfrkit.load_sweep(tmp_path / "gone")
+
+
 def test_an_output_that_is_not_a_sweep_is_refused(tmp_path):
     pytest.importorskip("pyarrow.csv")  # (loaded by a sweep, when the module runs whole)
     pa.csv.write_csv(pa.table({"a": [1]}), tmp_path / "other.csv")

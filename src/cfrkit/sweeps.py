@@ -477,9 +477,12 @@ def load_sweep(path: str | os.PathLike) -> pyarrow.Table:
         If the file is not a sweep's table (other columns).
     """
     pa = _pyarrow()
-    path = Path(os.fspath(path))
+    text = os.fspath(path)
+    path = Path(text)
     if path.suffix not in (".csv", ".parquet"):
-        stem = path / "results" if path.is_dir() else path
+        # a trailing slash names a folder, as sweep(output=...) takes it, even a missing one
+        folder = path.is_dir() or (isinstance(text, str) and text.endswith(("/", os.sep)))
+        stem = path / "results" if folder else path
         parquet, csv = stem.with_name(stem.name + ".parquet"), stem.with_name(stem.name + ".csv")
         path = parquet if parquet.exists() or not csv.exists() else csv
     if not path.exists():
