@@ -191,6 +191,22 @@ def test_a_writable_array_given_is_copied_and_the_tree_stays_read_only():
     view = utility[:, :]
     view.setflags(write=False)
     assert _with_utility(compiled, view).tree.utility is not view
+    # so is an array over a read-only memoryview of a bytearray: the bytearray still changes
+    # (an edge slot written there after the check made the kernels read past their arrays)
+    memory = bytearray(compiled.tree.edge_slot.tobytes())
+    slots = np.frombuffer(memoryview(memory).toreadonly(), dtype=compiled.tree.edge_slot.dtype)
+    given = dataclasses.replace(compiled, tree=compiled.tree._replace(edge_slot=slots))
+    memory[-4:] = (10**8).to_bytes(4, "little")
+    np.testing.assert_array_equal(given.tree.edge_slot, compiled.tree.edge_slot)
+
+
+def test_an_outcome_a_rounding_above_1_compiles_and_survives_a_round_trip(tmp_path):
+    # compile_game takes it (its node sums to 1 within the tolerance); the tree check refused it
+    game = SpecGame(C(("a", 1 + 5e-10, D(0, "k", ("x", T(1, -1)), ("y", T(0, 0)))),
+                      ("b", 0.0, T(0, 0))))
+    compiled = compile_game(game)
+    assert pickle.loads(pickle.dumps(compiled)).fingerprint == compiled.fingerprint
+    assert cfrkit.load_compiled(compiled.save(tmp_path / "g.npz")).fingerprint == compiled.fingerprint
 
 
 def test_replaced_keys_and_actions_make_the_name_maps_afresh():

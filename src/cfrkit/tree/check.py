@@ -58,7 +58,9 @@ def tree_problem(t: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> str |
         if array.size and (int(array.min()) < low or int(array.max()) >= high):
             return f"array {field!r} holds values outside [{low}, {high})"
     probabilities = t["chance_prob"]
-    if not np.all((probabilities >= 0.0) & (probabilities <= 1.0)):  # NaN fails too
+    # compile_game takes an outcome a rounding above 1 when its node's sum is within the
+    # tolerance of 1 (the sums are checked below)
+    if not np.all((probabilities >= 0.0) & (probabilities <= 1.0 + PROB_TOLERANCE)):  # NaN too
         return "array 'chance_prob' holds values outside [0, 1]"
     utility = t["utility"]
     # min and max are NaN if any entry is, and NaN fails both comparisons

@@ -636,18 +636,14 @@ def _stable_text(label: object) -> str:
 def _writable_memory(array: np.ndarray) -> bool:
     """Whether ``array``'s values can still change: it is writable, or it views memory that is
     (another array, a ``bytearray``, ...). An array over ``bytes`` (as ``np.load`` reads a
-    file's member) cannot."""
+    file's member) cannot. A read-only view says nothing of what it views (a read-only
+    ``memoryview`` of a ``bytearray``), so any other owner counts as changeable."""
     owner: object = array
     while isinstance(owner, np.ndarray):
         if owner.flags.writeable:
             return True
         owner = owner.base
-    if owner is None:
-        return False
-    try:
-        return not memoryview(owner).readonly
-    except TypeError:  # memory of a kind that says nothing: assume the worst
-        return True
+    return owner is not None and type(owner) is not bytes
 
 
 def _zero_sum(payoffs: np.ndarray) -> bool:
