@@ -626,7 +626,7 @@ def _stable_text(label: object) -> str:
         value = label.item()  # a Python scalar, except for types Python has none of
         text = str(value) if isinstance(value, np.generic) else _stable_text(value)
         return f"numpy.{label.dtype.str}({text})"
-    if isinstance(label, (frozenset, set)):
+    if isinstance(label, frozenset):  # (a set is no label: unhashable)
         return f"{kind.__name__}({{{', '.join(sorted(map(_stable_text, label)))}}})"
     if kind.__repr__ is object.__repr__:  # "<module.Class object at 0x...>": an address
         return f"<{kind.__module__}.{kind.__qualname__} object>"
